@@ -1,0 +1,252 @@
+// The tour's framework: options, timing, the workload table, JSON and plot output.
+#pragma once
+
+#include <tessera/tessera.hpp>
+
+#include <Eigen/Dense>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/seed_kernels.hpp"
+
+namespace tour {
+
+struct options {
+  double scale = 1.0;
+  int reps = 3;
+  std::string only, json, plot;
+  bool help = false;
+};
+
+inline const char* usage() {
+  return "usage: tessera-tour [--scale F] [--reps N] [--only WORKLOAD] [--json PATH] "
+         "[--plot PATH.svg|PATH.png]\n"
+         "  workloads: tile_mean_2x2 tile_mean_4x4 tile_mean_16x16 matmul transpose\n"
+         "             transpose_padded transpose_truncated sum elementwise race_demo\n";
+}
+
+inline options parse(int argc, char** argv) {
+  options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--scale")
+      o.scale = std::stod(value());
+    else if (a == "--reps")
+      o.reps = std::stoi(value());
+    else if (a == "--only")
+      o.only = value();
+    else if (a == "--json")
+      o.json = value();
+    else if (a == "--plot")
+      o.plot = value();
+    else if (a == "--help" || a == "-h")
+      o.help = true;
+    else if (a.rfind("--kokkos", 0) == 0)
+      continue;
+    else
+      throw std::invalid_argument("unknown argument '" + a + "'");
+  }
+  if (!(o.scale > 0) || o.scale > 4) throw std::invalid_argument("--scale must be in (0, 4]");
+  if (o.reps < 1) throw std::invalid_argument("--reps must be >= 1");
+  return o;
+}
+
+/// One row of the table.
+struct result {
+  std::string workload, size;
+  double tessera_s = 0, eigen_s = 0;
+  double gflops = 0, gbs = 0;  // Tessera's rate; 0 when not meaningful
+  double max_abs_error = 0, tolerance = 0;
+  bool pass = false;
+  std::string note;
+};
+
+/// Best wall time of `reps` runs of f (each followed by a Kokkos fence).
+template <class F>
+double best_time(int reps, F&& f) {
+  double best = 1e300;
+  for (int r = 0; r < reps; ++r) {
+    Kokkos::Timer t;
+    f();
+    Kokkos::fence();
+    best = std::min(best, t.seconds());
+  }
+  return best;
+}
+
+/// Side of a square matrix holding about scale * n^2 elements, rounded to a multiple of `mult`.
+inline long scaled_side(long n, double scale, long mult) {
+  long s = static_cast<long>(std::llround(n * std::sqrt(scale)));
+  s = std::max(mult, s / mult * mult);
+  return s;
+}
+
+inline tessera::eigen_matrix<float> random_matrix(long r, long c, unsigned seed) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  tessera::eigen_matrix<float> m(r, c);
+  for (long i = 0; i < m.size(); ++i) m.data()[i] = d(g);
+  return m;
+}
+
+/// memcpy bandwidth of the execution space's memory: Kokkos::deep_copy between two Views,
+/// counted as bytes read + bytes written.
+inline double memcpy_gbs(double scale, int reps) {
+  const long n = std::max(1L << 20, static_cast<long>((1L << 26) * scale));
+  Kokkos::View<float*> a("a", n), b("b", n);
+  Kokkos::deep_copy(a, 1.f);
+  const double t = best_time(std::max(reps, 3), [&] { Kokkos::deep_copy(b, a); });
+  return 2.0 * n * sizeof(float) / t * 1e-9;
+}
+
+using workload_fn = std::function<result(const options&)>;
+struct workload {
+  std::string name;
+  workload_fn run;
+};
+std::vector<workload> workloads();
+
+inline void print_table(const std::vector<result>& rs) {
+  std::printf("\n%-20s %-16s %11s %10s %11s %9s %10s %6s\n", "workload", "size", "tessera_s",
+              "rate", "eigen_s", "vs_eigen", "max_err", "result");
+  for (const auto& r : rs) {
+    char rate[32] = "-";
+    if (r.gflops > 0)
+      std::snprintf(rate, sizeof rate, "%.2f GF/s", r.gflops);
+    else if (r.gbs > 0)
+      std::snprintf(rate, sizeof rate, "%.2f GB/s", r.gbs);
+    char speed[32] = "-";
+    if (r.eigen_s > 0 && r.tessera_s > 0)
+      std::snprintf(speed, sizeof speed, "%.2fx", r.eigen_s / r.tessera_s);
+    std::printf("%-20s %-16s %11.5f %10s %11.5f %9s %10.2e %6s%s%s\n", r.workload.c_str(),
+                r.size.c_str(), r.tessera_s, rate, r.eigen_s, speed, r.max_abs_error,
+                r.pass ? "PASS" : "FAIL", r.note.empty() ? "" : "  ", r.note.c_str());
+  }
+}
+
+inline std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    o += c;
+  }
+  return o;
+}
+
+inline void write_json(const std::string& path, const std::vector<result>& rs, double memcpy) {
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot write " + path);
+  f << "{\n  \"backend\": \"" << tessera::backend_name()
+    << "\",\n  \"threads\": " << tessera::backend_concurrency() << ",\n  \"kokkos_version\": \""
+    << tessera::kokkos_version() << "\",\n  \"memcpy_gbs\": " << memcpy << ",\n  \"results\": [\n";
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    const auto& r = rs[i];
+    f << "    {\"workload\": \"" << json_escape(r.workload) << "\", \"size\": \""
+      << json_escape(r.size) << "\", \"tessera_s\": " << r.tessera_s
+      << ", \"eigen_s\": " << r.eigen_s << ", \"speedup_vs_eigen\": "
+      << (r.tessera_s > 0 && r.eigen_s > 0 ? r.eigen_s / r.tessera_s : 0.0)
+      << ", \"gflops\": " << r.gflops << ", \"gbs\": " << r.gbs
+      << ", \"max_abs_error\": " << r.max_abs_error << ", \"pass\": " << (r.pass ? "true" : "false")
+      << "}" << (i + 1 < rs.size() ? "," : "") << "\n";
+  }
+  f << "  ]\n}\n";
+}
+
+/// Bar chart of speedup vs Eigen per workload, drawn by gnuplot (Debian package gnuplot-nox).
+inline void write_plot(const std::string& path, const std::vector<result>& rs) {
+  const std::string data = path + ".dat";
+  {
+    std::ofstream d(data);
+    for (const auto& r : rs)
+      if (r.eigen_s > 0 && r.tessera_s > 0)
+        d << '"' << r.workload << "\" " << r.eigen_s / r.tessera_s << "\n";
+  }
+  const bool png = path.size() > 4 && path.substr(path.size() - 4) == ".png";
+  const std::string script = path + ".gp";
+  {
+    std::ofstream g(script);
+    g << "set terminal " << (png ? "pngcairo" : "svg") << " size 900,480\n"
+      << "set output '" << path << "'\n"
+      << "set title 'Tessera speedup vs Eigen (" << tessera::backend_name() << ", "
+      << tessera::backend_concurrency() << " threads)'\n"
+      << "set style fill solid 0.6\nset boxwidth 0.6\nset xtics rotate by -30\n"
+      << "set ylabel 'speedup (Eigen time / Tessera time)'\nset yrange [0:*]\nset grid ytics\n"
+      << "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2\n"
+      << "plot '" << data << "' using 2:xtic(1) with boxes notitle\n";
+  }
+  const std::string cmd = "gnuplot '" + script + "'";
+  if (std::system(cmd.c_str()) != 0)
+    throw std::runtime_error("gnuplot failed (install it: apt-get install gnuplot-nox)");
+  std::remove(script.c_str());
+  std::remove(data.c_str());
+}
+
+inline int run_all(const options& opt) {
+  const double memcpy = memcpy_gbs(opt.scale, opt.reps);
+  std::printf("tessera-tour: backend %s, threads %d, Kokkos %s, compiler %s\n",
+              tessera::backend_name().c_str(), tessera::backend_concurrency(),
+              tessera::kokkos_version().c_str(),
+#if defined(__clang__)
+              "clang " __clang_version__
+#elif defined(__GNUC__)
+              "g++ " __VERSION__
+#else
+              "unknown"
+#endif
+  );
+  std::printf("memcpy bandwidth (deep_copy, read+write): %.2f GB/s; scale %g, best of %d\n", memcpy,
+              opt.scale, opt.reps);
+  std::vector<result> rs;
+  bool found = opt.only.empty();
+  for (const auto& w : workloads()) {
+    if (!opt.only.empty() && w.name != opt.only) continue;
+    found = true;
+    std::printf("  running %-20s ...", w.name.c_str());
+    std::fflush(stdout);
+    Kokkos::Timer t;
+    result r;
+    try {
+      r = w.run(opt);
+    } catch (const std::exception& e) {
+      r.workload = w.name;
+      r.pass = false;
+      r.note = std::string("error: ") + e.what();
+    }
+    std::printf(" %s (%.1f s)\n", r.pass ? "PASS" : "FAIL", t.seconds());
+    rs.push_back(r);
+  }
+  if (!found) {
+    std::fprintf(stderr, "tessera-tour: no workload named '%s'\n%s", opt.only.c_str(), usage());
+    return 2;
+  }
+  print_table(rs);
+  if (!opt.json.empty()) {
+    write_json(opt.json, rs, memcpy);
+    std::printf("wrote %s\n", opt.json.c_str());
+  }
+  if (!opt.plot.empty()) {
+    write_plot(opt.plot, rs);
+    std::printf("wrote %s\n", opt.plot.c_str());
+  }
+  bool ok = true;
+  for (const auto& r : rs) ok &= r.pass;
+  std::printf("%s: %zu workloads, %s\n", ok ? "PASS" : "FAIL", rs.size(),
+              ok ? "all verified against Eigen" : "some failed verification");
+  return ok ? 0 : 1;
+}
+
+}  // namespace tour
+
+#include "workloads.hpp"

@@ -1,0 +1,126 @@
+// The tour's workloads: each runs through Tessera and Eigen, verifies, and reports one row.
+#pragma once
+
+namespace tour {
+
+using tessera::eigen_matrix;
+
+/// Seed 000 at scale: the mean of every S x S tile of an n x n matrix.
+template <int S>
+result tile_mean(const options& o) {
+  const long n = scaled_side(8192, o.scale, 16);
+  auto m = random_matrix(n, n, 1);
+  tessera::array<float, 2> a = tessera::from_eigen(m), out(n / S, n / S);
+  result r;
+  r.workload = "tile_mean_" + std::to_string(S) + "x" + std::to_string(S);
+  r.size = std::to_string(n) + "^2";
+  r.tessera_s = best_time(o.reps, [&] { seeds::tile_average<S>(a, out); });
+  eigen_matrix<float> ref(n / S, n / S);
+  r.eigen_s = best_time(o.reps, [&] {
+    for (long i = 0; i < n / S; ++i)
+      for (long j = 0; j < n / S; ++j) ref(i, j) = m.template block<S, S>(S * i, S * j).mean();
+  });
+  r.gbs = double(n) * n * sizeof(float) / r.tessera_s * 1e-9;
+  r.max_abs_error = (tessera::to_eigen(out) - ref).cwiseAbs().maxCoeff();
+  r.tolerance = 1e-6;
+  r.pass = r.max_abs_error <= r.tolerance;
+  return r;
+}
+
+inline result matmul(const options& o) {
+  const long n = scaled_side(2048, o.scale, 16);
+  auto ma = random_matrix(n, n, 2), mb = random_matrix(n, n, 3);
+  tessera::array<float, 2> a = tessera::from_eigen(ma), b = tessera::from_eigen(mb), c(n, n);
+  result r;
+  r.workload = "matmul";
+  r.size = std::to_string(n) + "^2";
+  r.tessera_s = best_time(o.reps, [&] { seeds::matmul_tiled<16>(a, b, c); });
+  eigen_matrix<float> ref;
+  r.eigen_s = best_time(o.reps, [&] { ref.noalias() = ma * mb; });
+  r.gflops = 2.0 * n * n * n / r.tessera_s * 1e-9;
+  r.max_abs_error = (tessera::to_eigen(c) - ref).cwiseAbs().maxCoeff();
+  r.tolerance = 2e-6 * n;
+  r.pass = r.max_abs_error <= r.tolerance;
+  r.note = "Tier 0 tiled<16>";
+  return r;
+}
+
+/// Transposes of n x n (even, 8192^2 at scale 1) and of seed 003's 999 x 666, padded and
+/// truncated; all exact.
+inline result transpose_square(const options& o) {
+  const long n = scaled_side(8192, o.scale, 16);
+  auto m = random_matrix(n, n, 4);
+  tessera::array<float, 2> a = tessera::from_eigen(m), t(n, n);
+  result r;
+  r.workload = "transpose";
+  r.size = std::to_string(n) + "^2";
+  r.tessera_s = best_time(o.reps, [&] { seeds::transpose_padded<16>(a, t); });
+  eigen_matrix<float> ref(n, n);
+  r.eigen_s = best_time(o.reps, [&] { ref.noalias() = m.transpose(); });
+  r.gbs = 2.0 * n * n * sizeof(float) / r.tessera_s * 1e-9;
+  r.max_abs_error = (tessera::to_eigen(t) - ref).cwiseAbs().maxCoeff();
+  r.pass = r.max_abs_error == 0;
+  return r;
+}
+
+template <bool Padded>
+result transpose_uneven(const options& o) {
+  auto m = random_matrix(999, 666, 5);
+  tessera::array<float, 2> a = tessera::from_eigen(m), t(666, 999);
+  result r;
+  r.workload = Padded ? "transpose_padded" : "transpose_truncated";
+  r.size = "999x666";
+  r.tessera_s = best_time(o.reps, [&] {
+    if constexpr (Padded)
+      seeds::transpose_padded<16>(a, t);
+    else
+      seeds::transpose_truncated<16>(a, t);
+  });
+  eigen_matrix<float> ref(666, 999);
+  r.eigen_s = best_time(o.reps, [&] { ref.noalias() = m.transpose(); });
+  r.gbs = 2.0 * 999 * 666 * sizeof(float) / r.tessera_s * 1e-9;
+  r.max_abs_error = (tessera::to_eigen(t) - ref).cwiseAbs().maxCoeff();
+  r.pass = r.max_abs_error == 0;
+  return r;
+}
+
+/// Seed 000's racy `total += ...` must be reported by checked mode, and the correct kernel must
+/// pass it with the seed's numbers.
+inline result race_demo(const options&) {
+  std::vector<float> raw(64);
+  for (int i = 0; i < 64; ++i) raw[i] = float(i);
+  tessera::array<float, 2> m(tessera::extent<2>(8, 8), raw.begin(), raw.end()), avg(4, 4);
+  result r;
+  r.workload = "race_demo";
+  r.size = "8x8, 2x2 tiles";
+  bool reported = false;
+  Kokkos::Timer t;
+  try {
+    seeds::tile_average_racy<2>(m, avg, /*checked=*/true);
+  } catch (const tessera::race_error& e) {
+    reported = e.site.buffer == "total";
+  }
+  seeds::tile_average<2>(m, avg, seeds::barrier_variant::wait, /*checked=*/true);
+  r.tessera_s = t.seconds();
+  const float want00 = 4.5f, want33 = 58.5f;
+  const auto got = tessera::to_eigen(avg);
+  r.max_abs_error = std::max(std::abs(got(0, 0) - want00), std::abs(got(3, 3) - want33));
+  r.pass = reported && r.max_abs_error == 0;
+  r.note = reported ? "race reported in checked mode" : "race NOT reported";
+  return r;
+}
+
+inline std::vector<workload> workloads() {
+  return {
+      {"tile_mean_2x2", tile_mean<2>},
+      {"tile_mean_4x4", tile_mean<4>},
+      {"tile_mean_16x16", tile_mean<16>},
+      {"matmul", matmul},
+      {"transpose", transpose_square},
+      {"transpose_padded", transpose_uneven<true>},
+      {"transpose_truncated", transpose_uneven<false>},
+      {"race_demo", race_demo},
+  };
+}
+
+}  // namespace tour

@@ -1,0 +1,87 @@
+# Finds Kokkos and leaves a usable `Kokkos::kokkos` target behind.
+#
+# Supported:
+#  * Kokkos 4.x installs (its own CMake package; nothing to fix), and
+#  * Debian's libtrilinos-kokkos-dev (Kokkos 3.4.01 built by TriBITS, Serial only), whose
+#    `Kokkos::kokkos` imported target points at <prefix>/include instead of
+#    <prefix>/include/trilinos. Its `KokkosCore_INCLUDE_DIRS` variable is right, so the
+#    target's include path is replaced with it.
+#
+# Sets TESSERA_KOKKOS_VERSION (e.g. 3.4.01) and TESSERA_KOKKOS_DEVICES (upper case list).
+# Used both by Tessera's own build and by the installed TesseraConfig.cmake.
+
+if(NOT TARGET Kokkos::kokkos)
+  if(Tessera_FIND_QUIETLY)
+    find_package(Kokkos QUIET)
+  else()
+    find_package(Kokkos)
+  endif()
+endif()
+if(NOT TARGET Kokkos::kokkos)
+  message(FATAL_ERROR
+    "Tessera needs Kokkos (3.4 or 4.x) and none was found.\n"
+    "  On Debian/Ubuntu:  sudo apt-get install libtrilinos-kokkos-dev   (Serial backend)\n"
+    "  Or point CMake at an installed Kokkos:  -DKokkos_ROOT=/path/to/kokkos/install")
+endif()
+
+# Debian/TriBITS flavour: KokkosCore_INCLUDE_DIRS is set and the target's include dir lacks
+# Kokkos_Core.hpp.
+if(DEFINED KokkosCore_INCLUDE_DIRS)
+  get_target_property(_tessera_kk_inc Kokkos::kokkos INTERFACE_INCLUDE_DIRECTORIES)
+  set(_tessera_kk_ok FALSE)
+  foreach(_d IN LISTS _tessera_kk_inc)
+    if(EXISTS "${_d}/Kokkos_Core.hpp")
+      set(_tessera_kk_ok TRUE)
+    endif()
+  endforeach()
+  if(NOT _tessera_kk_ok)
+    set(_tessera_kk_fixed "")
+    foreach(_d IN LISTS KokkosCore_INCLUDE_DIRS)
+      get_filename_component(_d "${_d}" REALPATH)
+      list(APPEND _tessera_kk_fixed "${_d}")
+    endforeach()
+    set_target_properties(Kokkos::kokkos PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${_tessera_kk_fixed}")
+    # Drop the stray "-DKOKKOS_DEPENDENCE" pseudo-library from the link interface.
+    get_target_property(_tessera_kk_libs Kokkos::kokkos INTERFACE_LINK_LIBRARIES)
+    list(FILTER _tessera_kk_libs EXCLUDE REGEX "^-D")
+    set_target_properties(Kokkos::kokkos PROPERTIES INTERFACE_LINK_LIBRARIES "${_tessera_kk_libs}")
+  endif()
+endif()
+
+# Version: read it from the generated KokkosCore_config.h, which every Kokkos has.
+set(TESSERA_KOKKOS_VERSION "${Kokkos_VERSION}")
+get_target_property(_tessera_kk_inc Kokkos::kokkos INTERFACE_INCLUDE_DIRECTORIES)
+foreach(_d IN LISTS _tessera_kk_inc)
+  if(EXISTS "${_d}/KokkosCore_config.h")
+    file(STRINGS "${_d}/KokkosCore_config.h" _v REGEX "^#define KOKKOS_VERSION [0-9]+")
+    if(_v)
+      string(REGEX REPLACE ".* ([0-9]+)$" "\\1" _v "${_v}")
+      math(EXPR _maj "${_v} / 10000")
+      math(EXPR _min "(${_v} / 100) % 100")
+      math(EXPR _pat "${_v} % 100")
+      if(_pat LESS 10)
+        set(_pat "0${_pat}")
+      endif()
+      set(TESSERA_KOKKOS_VERSION "${_maj}.${_min}.${_pat}")
+    endif()
+  endif()
+endforeach()
+string(TOUPPER "${Kokkos_DEVICES}" TESSERA_KOKKOS_DEVICES)
+
+# tessera_require_kokkos_backend(<Serial|OpenMP|Cuda|HIP>)
+#   Fails at configure time, naming the backend, when the Kokkos found lacks it.
+function(tessera_require_kokkos_backend backend)
+  if(backend STREQUAL "")
+    return()
+  endif()
+  string(TOUPPER "${backend}" _want)
+  if(NOT _want IN_LIST TESSERA_KOKKOS_DEVICES)
+    message(FATAL_ERROR
+      "Tessera: the '${backend}' backend was requested (TESSERA_BACKEND=${backend}), but the Kokkos "
+      "found (version ${TESSERA_KOKKOS_VERSION}, config in ${Kokkos_DIR}) was built with: "
+      "${Kokkos_DEVICES}.\n"
+      "Install or build a Kokkos with Kokkos_ENABLE_${_want}=ON and point CMake at it, e.g.\n"
+      "  cmake --preset <preset> -DKokkos_ROOT=/path/to/kokkos-with-${backend}\n"
+      "(Debian's libtrilinos-kokkos-dev provides the Serial backend only.)")
+  endif()
+endfunction()

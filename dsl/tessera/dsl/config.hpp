@@ -1,0 +1,27 @@
+/// \file config.hpp
+/// \brief Macros shared by every Tessera header: inline host/device functions and the
+///        device-pass test used to compile host-only checking code out of GPU kernels.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+/// A function callable on the host and inside kernels of every backend.
+#define TESSERA_INLINE KOKKOS_INLINE_FUNCTION
+/// A function callable on the host and inside kernels, forced inline.
+#define TESSERA_FORCEINLINE KOKKOS_FORCEINLINE_FUNCTION
+
+/// Defined while a GPU device pass is compiled (nvcc, hipcc, SYCL). Host-only machinery such as
+/// the checked-mode recorder is left out of that pass.
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__) || defined(__SYCL_DEVICE_ONLY__)
+#define TESSERA_DEVICE_PASS 1
+#endif
+
+#define TESSERA_KOKKOS_VERSION_AT_LEAST(major, minor) \
+  (KOKKOS_VERSION >= ((major)*10000 + (minor)*100))
+
+namespace tessera {
+/// Element counts and global coordinates: 64-bit, since products of extents can exceed 2^31.
+using index_type = std::int64_t;
+}  // namespace tessera

@@ -1,0 +1,56 @@
+/// \file runtime.hpp
+/// \brief `scope_guard`: initializes Kokkos for the lifetime of a scope unless the caller
+///        already did, and finalizes it only if it initialized it.
+#pragma once
+
+#include <tessera/dsl/config.hpp>
+
+#include <string>
+
+namespace tessera {
+
+/// RAII Kokkos runtime: `int main(int argc, char** argv) { tessera::scope_guard g(argc, argv);`
+/// Kokkos arguments (`--kokkos-num-threads=2`, ...) are honoured.
+class scope_guard {
+ public:
+  scope_guard() {
+    if (!Kokkos::is_initialized()) {
+      Kokkos::initialize();
+      owns_ = true;
+    }
+  }
+  scope_guard(int& argc, char** argv) {
+    if (!Kokkos::is_initialized()) {
+      Kokkos::initialize(argc, argv);
+      owns_ = true;
+    }
+  }
+  scope_guard(const scope_guard&) = delete;
+  scope_guard& operator=(const scope_guard&) = delete;
+  ~scope_guard() {
+    if (owns_) Kokkos::finalize();
+  }
+  /// True when this guard initialized Kokkos (and will finalize it).
+  bool owns_runtime() const { return owns_; }
+
+ private:
+  bool owns_ = false;
+};
+
+/// Name of the Kokkos execution space Tessera launches on ("Serial", "OpenMP", "Cuda", ...).
+inline std::string backend_name() {
+  return Kokkos::DefaultExecutionSpace::name();
+}
+/// Concurrency of that execution space (threads on CPUs).
+inline int backend_concurrency() {
+  return Kokkos::DefaultExecutionSpace().concurrency();
+}
+/// Kokkos version as "major.minor.patch".
+inline std::string kokkos_version() {
+  const int v = KOKKOS_VERSION;
+  const int pat = v % 100;
+  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
+         (pat < 10 ? "0" : "") + std::to_string(pat);
+}
+
+}  // namespace tessera

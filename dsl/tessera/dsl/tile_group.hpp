@@ -1,0 +1,355 @@
+/// \file tile_group.hpp
+/// \brief The tile-kernel vocabulary (Tier 0): `tile_group<T...>` with `tile_static<U>()`,
+///        `tile_local<U>(init)`, `for_each`, and `barrier` with C++ AMP's four wait variants.
+///
+/// A kernel body runs once per tile and is written as phases separated by barriers:
+/// \code
+///   tessera::parallel_for_each(m.extent.tile<2, 2>(), [=](tessera::tile_group<2, 2>& g) {
+///     auto vals = g.tile_static<float[2][2]>("vals");            // team scratch
+///     g.for_each([&](const tessera::tiled_index<2, 2>& t) {      // one logical thread each
+///       vals(t.local[0], t.local[1]) = m[t.global];
+///     });
+///     g.barrier.wait();                                          // team barrier + fence
+///     g.for_each([&](const tessera::tiled_index<2, 2>& t) { ... reads vals ... });
+///   });
+/// \endcode
+/// Code outside for_each is tile-uniform: it may declare tile_static/tile_local storage, loop,
+/// and call for_each and barriers, but must not touch global memory (on GPUs every team member
+/// runs it; on CPUs it runs once per tile; the planning pass runs it once on the host).
+#pragma once
+
+#include <tessera/backends/traits.hpp>
+#include <tessera/dsl/host_context.hpp>
+#include <tessera/dsl/tiled_extent.hpp>
+
+#include <type_traits>
+
+namespace tessera {
+
+namespace impl {
+/// Calls into a host context; compiled out of GPU device passes.
+#ifndef TESSERA_DEVICE_PASS
+#define TESSERA_HOST_HOOK(ctx, ...) \
+  do {                              \
+    if (ctx) (ctx)->__VA_ARGS__;    \
+  } while (0)
+#else
+#define TESSERA_HOST_HOOK(ctx, ...) \
+  do {                              \
+  } while (0)
+#endif
+}  // namespace impl
+
+/// A reference to one tile_static element. Reads and writes go straight to team scratch; in
+/// checked mode they are also recorded (so keep it as a temporary: `float x = s(i, j);`).
+template <class E>
+struct tile_static_element {
+  E* p;
+  impl::host_context* ctx;
+  int buf;
+  index_type linear;
+
+  TESSERA_FORCEINLINE operator E() const {
+    TESSERA_HOST_HOOK(ctx, access(buf, linear, false));
+    return *p;
+  }
+  TESSERA_FORCEINLINE E get() const { return static_cast<E>(*this); }
+  TESSERA_FORCEINLINE const tile_static_element& operator=(const E& v) const {
+    TESSERA_HOST_HOOK(ctx, access(buf, linear, true));
+    *p = v;
+    return *this;
+  }
+  TESSERA_FORCEINLINE const tile_static_element& operator=(const tile_static_element& o) const {
+    return *this = o.get();
+  }
+#define TESSERA_COMPOUND(op)                                                     \
+  TESSERA_FORCEINLINE const tile_static_element& operator op(const E& v) const { \
+    TESSERA_HOST_HOOK(ctx, access(buf, linear, false));                          \
+    TESSERA_HOST_HOOK(ctx, access(buf, linear, true));                           \
+    *p op v;                                                                     \
+    return *this;                                                                \
+  }
+  TESSERA_COMPOUND(+=)
+  TESSERA_COMPOUND(-=)
+  TESSERA_COMPOUND(*=)
+  TESSERA_COMPOUND(/=)
+#undef TESSERA_COMPOUND
+};
+
+/// Handle to a tile_static buffer of type U (a scalar or a C array such as float[16][16]):
+/// one copy per tile in Kokkos team scratch. Index with `s(i, j)`, `s[index]`, or `s()` for a
+/// scalar. In checked mode indices are bounds-checked (bounds_error) and accesses recorded.
+template <class U>
+class tile_static_ref {
+ public:
+  using element_type = std::remove_all_extents_t<U>;
+  static constexpr int rank = static_cast<int>(std::rank_v<U>);
+  static_assert(rank <= 3, "tile_group::tile_static<U>: U may have at most 3 array extents");
+  static_assert(std::is_trivially_copyable_v<element_type>,
+                "tile_group::tile_static<U>: the element type must be trivially copyable");
+
+  TESSERA_INLINE tile_static_ref(element_type* p, impl::host_context* ctx, int id)
+      : p_(p), ctx_(ctx), id_(id) {}
+
+  template <class... I>
+  requires(sizeof...(I) == rank &&
+           (std::is_integral_v<I> && ...)) TESSERA_FORCEINLINE tile_static_element<element_type>
+  operator()(I... i) const {
+    const index_type idx[rank > 0 ? rank : 1] = {static_cast<index_type>(i)...};
+    return at(idx);
+  }
+  template <int N>
+  requires(N == rank) TESSERA_FORCEINLINE tile_static_element<element_type>
+  operator[](const index<N>& i) const { return at(i.v); }
+  /// Scalar buffers also act as their element: `total += x;`, `float v = total;`.
+  TESSERA_FORCEINLINE operator element_type() const requires(rank == 0) { return (*this)(); }
+  template <class V>
+  requires(rank == 0) TESSERA_FORCEINLINE const tile_static_ref& operator=(const V& v) const {
+    (*this)() = static_cast<element_type>(v);
+    return *this;
+  }
+  template <class V>
+  requires(rank == 0) TESSERA_FORCEINLINE const tile_static_ref& operator+=(const V& v) const {
+    (*this)() += static_cast<element_type>(v);
+    return *this;
+  }
+  /// Raw pointer to the buffer (row-major); accesses through it are not checked.
+  TESSERA_INLINE element_type* data() const { return p_; }
+  static constexpr index_type size() { return sizeof(U) / sizeof(element_type); }
+
+ private:
+  TESSERA_FORCEINLINE tile_static_element<element_type> at(const index_type* idx) const {
+    index_type lin = 0;
+    if constexpr (rank > 0) {
+#ifndef TESSERA_DEVICE_PASS
+      if (ctx_) {
+        for (int d = 0; d < rank; ++d)
+          if (idx[d] < 0 || idx[d] >= dim(d)) ctx_->out_of_bounds(id_, idx, rank);
+      }
+#endif
+      for (int d = 0; d < rank; ++d) lin = lin * dim(d) + idx[d];
+    } else {
+      (void)idx;
+    }
+    return {p_ + lin, ctx_, id_, lin};
+  }
+  static constexpr index_type dim(int d) {
+    constexpr index_type dims[3] = {std::extent_v<U, 0>, std::extent_v<U, 1>, std::extent_v<U, 2>};
+    return dims[d];
+  }
+  element_type* p_;
+  impl::host_context* ctx_;
+  int id_;
+};
+
+/// Per-logical-thread storage that survives barriers: `auto acc = g.tile_local<float>(0.f);`
+/// then `acc(t) += ...` inside for_each. A register per team member on GPUs, a U[L] array
+/// (L = logical threads per tile) on CPUs and in checked mode.
+template <class U, int L>
+class tile_local_ref {
+ public:
+  TESSERA_INLINE tile_local_ref(const U& init, bool per_thread_slots)
+      : per_thread_(per_thread_slots) {
+    const int n = per_thread_ ? L : 1;
+    for (int i = 0; i < n; ++i) v_[i] = init;
+  }
+  template <class TI>
+  TESSERA_FORCEINLINE U& operator()(const TI& t) {
+    return v_[per_thread_ ? t.local_linear() : 0];
+  }
+  template <class TI>
+  TESSERA_FORCEINLINE U& operator[](const TI& t) {
+    return (*this)(t);
+  }
+
+ private:
+  bool per_thread_;
+  U v_[L];
+};
+
+/// C++ AMP's tile_barrier: every logical thread of the tile waits here, and memory accesses
+/// are ordered by the chosen fence. In a tessera kernel a barrier separates two for_each
+/// phases; it is called from tile-uniform code (never inside for_each).
+class tile_barrier {
+ public:
+  using member_type = Kokkos::TeamPolicy<Kokkos::DefaultExecutionSpace>::member_type;
+  TESSERA_INLINE tile_barrier(const member_type* team, impl::host_context* ctx)
+      : team_(team), ctx_(ctx) {}
+  /// Barrier with a fence on global and tile_static memory.
+  TESSERA_INLINE void wait() const { sync(impl::fence_kind::all_memory); }
+  /// Same as wait().
+  TESSERA_INLINE void wait_with_all_memory_fence() const { sync(impl::fence_kind::all_memory); }
+  /// Barrier with a fence on global memory only.
+  TESSERA_INLINE void wait_with_global_memory_fence() const {
+    sync(impl::fence_kind::global_memory);
+  }
+  /// Barrier with a fence on tile_static memory only.
+  TESSERA_INLINE void wait_with_tile_static_memory_fence() const {
+    sync(impl::fence_kind::tile_static_memory);
+  }
+
+ private:
+  TESSERA_INLINE void sync(impl::fence_kind f) const {
+#ifndef TESSERA_DEVICE_PASS
+    if (ctx_) {
+      ctx_->barrier(f);
+      return;
+    }
+#endif
+    if constexpr (default_backend_traits::thread_per_logical) {
+      // team_barrier() orders team scratch; global memory needs an explicit fence first.
+      if (f != impl::fence_kind::tile_static_memory) Kokkos::memory_fence();
+      team_->team_barrier();
+    } else {
+      // One team member runs the whole tile: program order already orders every access.
+      (void)f;
+    }
+  }
+  const member_type* team_;
+  impl::host_context* ctx_;
+};
+
+/// One tile of a tiled launch, as seen by the kernel body. Created by parallel_for_each.
+/// \tparam T tile sizes (T0[,T1[,T2]])
+template <int... T>
+class tile_group {
+ public:
+  static constexpr int rank = sizeof...(T);
+  static constexpr int tile_size = (T * ...);
+  using member_type = Kokkos::TeamPolicy<Kokkos::DefaultExecutionSpace>::member_type;
+  using index_t = tiled_index<T...>;
+
+  tile_barrier barrier;     ///< `g.barrier.wait()` and the three fence variants
+  index<rank> tile;         ///< this tile's coordinates
+  index<rank> tile_origin;  ///< global index of the tile's first element
+
+  /// Fast mode (inside a Kokkos team). \pre scratch holds the planned tile_static bytes.
+  TESSERA_INLINE tile_group(const member_type& team, char* scratch, const index<rank>& tile_,
+                            const index<rank>& origin)
+      : barrier(&team, nullptr),
+        tile(tile_),
+        tile_origin(origin),
+        team_(&team),
+        scratch_(scratch),
+        ctx_(nullptr) {}
+  /// Host mode (planning pass or checked mode).
+  tile_group(impl::host_context* ctx, const index<rank>& tile_, const index<rank>& origin)
+      : barrier(nullptr, ctx),
+        tile(tile_),
+        tile_origin(origin),
+        team_(nullptr),
+        scratch_(nullptr),
+        ctx_(ctx) {}
+
+  /// Allocates a tile_static buffer of type U (scalar or C array, e.g. `float[16][16]`):
+  /// sizeof(U) bytes of team scratch, shared by the tile's logical threads, uninitialized.
+  /// Placed in scratch level 0, or level 1 when the kernel's total does not fit level 0.
+  /// \param name [in] optional name shown by explain() and checked-mode errors
+  template <class U>
+  TESSERA_INLINE tile_static_ref<U> tile_static(const char* name = nullptr) {
+    using E = std::remove_all_extents_t<U>;
+    constexpr std::size_t align = alignof(E) > 64 ? alignof(E) : 64;
+    const std::size_t off = (offset_ + align - 1) / align * align;
+    offset_ = off + sizeof(U);
+#ifndef TESSERA_DEVICE_PASS
+    if (ctx_) {
+      int id = 0;
+      void* p = ctx_->allocate_static(impl::describe_buffer<U>(name, "tile_static", seq_++), id);
+      return tile_static_ref<U>(static_cast<E*>(p), ctx_, id);
+    }
+#endif
+    (void)name;
+    return tile_static_ref<U>(reinterpret_cast<E*>(scratch_ + off), nullptr, 0);
+  }
+
+  /// Per-logical-thread storage initialised to `init`, alive across barriers.
+  template <class U>
+  TESSERA_INLINE tile_local_ref<U, tile_size> tile_local(const U& init,
+                                                         const char* name = nullptr) {
+#ifndef TESSERA_DEVICE_PASS
+    if (ctx_) ctx_->declare_local(impl::describe_buffer<U>(name, "tile_local", local_seq_++));
+#endif
+    (void)name;
+    return tile_local_ref<U, tile_size>(
+        init, ctx_ != nullptr || !default_backend_traits::thread_per_logical);
+  }
+
+  /// Runs f(tiled_index) once for every logical thread of the tile (one phase). Logical threads
+  /// of one phase run in no particular order and concurrently on GPUs: they must not touch the
+  /// same tile_static element unless all of them only read it.
+  template <class F>
+  TESSERA_INLINE void for_each(const F& f) const {
+    static_assert(std::is_invocable_v<const F&, const index_t&>,
+                  "tile_group::for_each: the body must be callable as f(const tiled_index<T...>&)");
+#ifndef TESSERA_DEVICE_PASS
+    if (ctx_) {
+      if (ctx_->sizing()) return;
+      for (int l = 0; l < tile_size; ++l) {
+        ctx_->set_thread(l);
+        f(make_index(l));
+      }
+      ctx_->set_thread(-1);
+      return;
+    }
+#endif
+    if constexpr (default_backend_traits::thread_per_logical) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(*team_, tile_size),
+                           [&](int l) { f(make_index(l)); });
+    } else {
+      constexpr int d[3] = {T...};
+      if constexpr (rank == 1) {
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(*team_, d[0]),
+                             [&](int i0) { f(make_index(i0)); });
+      } else if constexpr (rank == 2) {
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(*team_, d[0]), [&](int i0) {
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(*team_, d[1]),
+                               [&](int i1) { f(make_index(i0, i1)); });
+        });
+      } else {
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(*team_, d[0]), [&](int i0) {
+          for (int i1 = 0; i1 < d[1]; ++i1)
+            Kokkos::parallel_for(Kokkos::ThreadVectorRange(*team_, d[2]),
+                                 [&](int i2) { f(make_index(i0, i1, i2)); });
+        });
+      }
+    }
+  }
+
+  /// Scratch bytes this tile has allocated so far (after the body: the kernel's total).
+  TESSERA_INLINE std::size_t scratch_bytes() const {
+    return offset_;
+  }
+
+ private:
+  TESSERA_FORCEINLINE index_t make_index(int linear) const {
+    constexpr int d[3] = {T...};
+    if constexpr (rank == 1)
+      return make_local(index<1>(linear));
+    else if constexpr (rank == 2)
+      return make_local(index<2>(linear / d[1], linear % d[1]));
+    else
+      return make_local(index<3>(linear / (d[1] * d[2]), (linear / d[2]) % d[1], linear % d[2]));
+  }
+  template <class... I>
+  requires(sizeof...(I) == rank && sizeof...(I) > 1) TESSERA_FORCEINLINE index_t make_index(I... l)
+  const {
+    return make_local(index<rank>(l...));
+  }
+  TESSERA_FORCEINLINE index_t make_local(const index<rank>& local) const {
+    index_t t;
+    t.local = local;
+    t.tile = tile;
+    t.tile_origin = tile_origin;
+    t.global = tile_origin + local;
+    return t;
+  }
+
+  const member_type* team_;
+  char* scratch_;
+  impl::host_context* ctx_;
+  std::size_t offset_ = 0;
+  int seq_ = 0;
+  int local_seq_ = 0;
+};
+
+}  // namespace tessera

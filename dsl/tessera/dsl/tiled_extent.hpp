@@ -1,0 +1,94 @@
+/// \file tiled_extent.hpp
+/// \brief `tiled_extent<T0[,T1[,T2]]>` (an extent split into compile-time tiles, with C++ AMP's
+///        pad() and truncate()) and `tiled_index<T...>` (one logical thread's coordinates).
+#pragma once
+
+#include <tessera/dsl/index.hpp>
+
+namespace tessera {
+
+namespace impl {
+template <int... T>
+constexpr bool positive_tiles() {
+  return ((T > 0) && ...);
+}
+}  // namespace impl
+
+/// An extent split into tiles of T0 (x T1 (x T2)) points, the tile sizes fixed at compile time.
+/// A launch runs one tile per Kokkos team (league size = number of tiles).
+/// Semantics follow C++ AMP: `extent<2>(999,666).tile<16,16>()` keeps the extent (999,666);
+/// `.pad()` rounds every extent up to a tile multiple, (1008,672); `.truncate()` rounds it
+/// down, (992,656). Launching an extent that is not a tile multiple throws shape_error.
+/// \tparam T tile sizes per dimension, each > 0 (checked at compile time); rank = sizeof...(T)
+template <int... T>
+class tiled_extent : public extent<sizeof...(T)> {
+  static_assert(sizeof...(T) >= 1 && sizeof...(T) <= 3,
+                "tessera::tiled_extent<T...>: between 1 and 3 tile sizes");
+  static_assert(impl::positive_tiles<T...>(),
+                "tessera::tiled_extent<T...>: tile sizes must be positive (got a size <= 0)");
+
+ public:
+  static constexpr int rank = sizeof...(T);
+  static constexpr int tile_dims[rank] = {T...};
+  /// Logical threads per tile (T0*T1*T2).
+  static constexpr int tile_size = (T * ...);
+  using base = extent<rank>;
+
+  constexpr tiled_extent() = default;
+  constexpr explicit tiled_extent(const base& e) : base(e) {}
+
+  /// The tile shape as an extent, e.g. (16,16).
+  static constexpr base tile_extent() { return base(T...); }
+
+  /// Every extent rounded up to a multiple of its tile size. Tiles past the original extent
+  /// hold logical threads whose global index lies outside it: use guarded_read/guarded_write.
+  constexpr tiled_extent pad() const {
+    tiled_extent r(*this);
+    for (int d = 0; d < rank; ++d) r[d] = (r[d] + tile_dims[d] - 1) / tile_dims[d] * tile_dims[d];
+    return r;
+  }
+  /// Every extent rounded down to a multiple of its tile size; the remainder is not covered by
+  /// the launch and must be handled by the caller (e.g. by the last tiles, or a second launch).
+  constexpr tiled_extent truncate() const {
+    tiled_extent r(*this);
+    for (int d = 0; d < rank; ++d) r[d] = r[d] / tile_dims[d] * tile_dims[d];
+    return r;
+  }
+  /// True when every extent is a multiple of its tile size (a launchable extent).
+  constexpr bool is_even() const {
+    for (int d = 0; d < rank; ++d)
+      if ((*this)[d] % tile_dims[d] != 0) return false;
+    return true;
+  }
+  /// Number of tiles along each dimension (rounded down).
+  constexpr base tile_counts() const {
+    base c;
+    for (int d = 0; d < rank; ++d) c[d] = (*this)[d] / tile_dims[d];
+    return c;
+  }
+  /// Number of tiles (the league size of a launch).
+  constexpr index_type tile_count() const { return tile_counts().size(); }
+};
+
+/// The coordinates of one logical thread in a tiled launch.
+/// `global = tile_origin + local`, `tile_origin = tile * tile_extent`.
+template <int... T>
+struct tiled_index {
+  static constexpr int rank = sizeof...(T);
+  static constexpr int tile_size = (T * ...);
+  index<rank> global;       ///< position in the (padded) compute domain
+  index<rank> local;        ///< position inside the tile, 0 <= local[d] < T_d
+  index<rank> tile;         ///< which tile
+  index<rank> tile_origin;  ///< global index of the tile's local (0,...,0)
+  /// Row-major rank of `local` inside the tile, 0 <= r < T0*T1*T2.
+  TESSERA_INLINE constexpr int local_linear() const {
+    constexpr int dims[rank] = {T...};
+    int r = 0;
+    for (int d = 0; d < rank; ++d) r = r * dims[d] + static_cast<int>(local[d]);
+    return r;
+  }
+  /// The tile shape as an extent.
+  static constexpr extent<rank> tile_extent() { return extent<rank>(T...); }
+};
+
+}  // namespace tessera

@@ -1,0 +1,46 @@
+// Seed 000: per-tile averages with tile_static memory and a tile barrier.
+// An 8x8 matrix holding 0..63 is split into 2x2 (then 4x4) tiles; each tile copies its values
+// into tile_static memory, waits at the barrier, and one logical thread averages them.
+// Expected (from the seed): 2x2 -> 4.5 6.5 8.5 10.5 / 20.5 ... / 52.5 54.5 56.5 58.5,
+// 4x4 -> 13.5 17.5 / 45.5 49.5. Also run with wait_with_tile_static_memory_fence().
+#include "../common/report.hpp"
+#include "../common/seed_kernels.hpp"
+
+int main(int argc, char** argv) {
+  tessera::scope_guard guard(argc, argv);
+  std::vector<float> raw(64);
+  for (int i = 0; i < 64; ++i) raw[i] = float(i);
+  tessera::array_view<const float, 2> matrix(tessera::extent<2>(8, 8), raw);
+
+  tessera::eigen_matrix<float> want2(4, 4), want4(2, 2);
+  want2 << 4.5, 6.5, 8.5, 10.5, 20.5, 22.5, 24.5, 26.5, 36.5, 38.5, 40.5, 42.5, 52.5, 54.5, 56.5,
+      58.5;
+  want4 << 13.5, 17.5, 45.5, 49.5;
+
+  bool ok = true;
+  tessera::array<float, 2> avg2(4, 4), avg4(2, 2);
+  seeds::tile_average<2>(matrix, avg2);
+  std::printf("2x2 tiles:\n");
+  seeds::print_matrix(tessera::to_eigen(avg2));
+  ok &= seeds::verdict("tile averages 2x2 == seed", tessera::to_eigen(avg2) == want2);
+
+  seeds::tile_average<4>(matrix, avg4);
+  std::printf("4x4 tiles:\n");
+  seeds::print_matrix(tessera::to_eigen(avg4));
+  ok &= seeds::verdict("tile averages 4x4 == seed", tessera::to_eigen(avg4) == want4);
+
+  tessera::array<float, 2> f2(4, 4);
+  seeds::tile_average<2>(matrix, f2, seeds::barrier_variant::tile_static_memory);
+  ok &=
+      seeds::verdict("2x2 with wait_with_tile_static_memory_fence", tessera::to_eigen(f2) == want2);
+  seeds::tile_average<2>(matrix, f2, seeds::barrier_variant::global_memory);
+  ok &= seeds::verdict("2x2 with wait_with_global_memory_fence", tessera::to_eigen(f2) == want2);
+  seeds::tile_average<2>(matrix, f2, seeds::barrier_variant::all_memory);
+  ok &= seeds::verdict("2x2 with wait_with_all_memory_fence", tessera::to_eigen(f2) == want2);
+
+  // The same kernel in checked mode: no race, same numbers.
+  seeds::tile_average<2>(matrix, f2, seeds::barrier_variant::wait, /*checked=*/true);
+  ok &= seeds::verdict("2x2 in checked mode (race-free)", tessera::to_eigen(f2) == want2);
+  std::printf("%s\n", ok ? "PASS" : "FAIL");
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,233 @@
+// Tier 0 tile kernels against exact seed values and Eigen, on random shapes with a fixed seed.
+// Tolerances: float matmul rtol 1e-5 * K relative to sum |a||b| (accumulation order differs
+// from Eigen's); transposes and tile sums of small integers are exact.
+#include "../examples/common/seed_kernels.hpp"
+#include "test_util.hpp"
+
+// `index` alone would also find POSIX ::index(); the using-declaration below hides it.
+namespace {
+using namespace tessera;
+using tessera::index;
+
+namespace {
+array<float, 2> iota_8x8() {
+  std::vector<float> raw(64);
+  for (int i = 0; i < 64; ++i) raw[i] = float(i);
+  return array<float, 2>(extent<2>(8, 8), raw.begin(), raw.end());
+}
+double matmul_tol(const eigen_matrix<float>& a, const eigen_matrix<float>& b) {
+  const double k = double(a.cols());
+  const double scale = (a.cwiseAbs().cast<double>() * b.cwiseAbs().cast<double>()).size()
+                           ? (a.cwiseAbs().cast<double>() * b.cwiseAbs().cast<double>()).maxCoeff()
+                           : 0.0;
+  return 1e-6 * (k + 1) * (scale + 1);
+}
+}  // namespace
+
+TEST_CASE("seed 000: 8x8 matrix of 0..63, 2x2 and 4x4 tile averages, every barrier variant") {
+  auto m = iota_8x8();
+  eigen_matrix<float> expect2(4, 4), expect4(2, 2);
+  expect2 << 4.5, 6.5, 8.5, 10.5, 20.5, 22.5, 24.5, 26.5, 36.5, 38.5, 40.5, 42.5, 52.5, 54.5, 56.5,
+      58.5;
+  expect4 << 13.5, 17.5, 45.5, 49.5;
+  for (auto v :
+       {seeds::barrier_variant::wait, seeds::barrier_variant::all_memory,
+        seeds::barrier_variant::global_memory, seeds::barrier_variant::tile_static_memory}) {
+    array<float, 2> a2(4, 4), a4(2, 2);
+    seeds::tile_average<2>(m, a2, v);
+    seeds::tile_average<4>(m, a4, v);
+    CHECK(tt::max_abs_diff(to_eigen(a2), expect2) == 0.0);
+    CHECK(tt::max_abs_diff(to_eigen(a4), expect4) == 0.0);
+  }
+  // The same kernel through an array_view over caller memory, as the seed does.
+  std::vector<float> raw(64);
+  for (int i = 0; i < 64; ++i) raw[i] = float(i);
+  array_view<const float, 2> mv(extent<2>(8, 8), raw);
+  array<float, 2> a2(4, 4);
+  seeds::tile_average<2>(mv, a2);
+  CHECK(tt::max_abs_diff(to_eigen(a2), expect2) == 0.0);
+}
+
+TEST_CASE("tile averages on random shapes match Eigen block means") {
+  for (int trial = 0; trial < 6; ++trial) {
+    const long r = 4 * tt::random_size(1, 20), c = 4 * tt::random_size(1, 20);
+    auto m = tt::random_matrix<double>(r, c);
+    array<double, 2> a = from_eigen(m), avg(r / 4, c / 4);
+    seeds::tile_average<4>(a, avg);
+    eigen_matrix<double> ref(r / 4, c / 4);
+    for (long i = 0; i < r / 4; ++i)
+      for (long j = 0; j < c / 4; ++j) ref(i, j) = m.block(4 * i, 4 * j, 4, 4).mean();
+    CHECK(tt::max_abs_diff(to_eigen(avg), ref) < 1e-14);
+  }
+}
+
+TEST_CASE("seed 002: 3x2 * 2x3, and 4x4 with 2x2 tiles (element (0,0) = 34)") {
+  int a[] = {1, 4, 2, 5, 3, 6};
+  int b[] = {7, 8, 9, 10, 11, 12};
+  array_view<const int, 2> av(3, 2, a), bv(2, 3, b);
+  array<int, 2> p(3, 3);
+  seeds::matmul_simple(av, bv, p);
+  CHECK(p.to_vector() == std::vector<int>{47, 52, 57, 64, 71, 78, 81, 90, 99});
+  array<int, 2> q(3, 3);
+  seeds::matmul_tiled<2>(av, bv, q);
+  CHECK(q.to_vector() == p.to_vector());
+
+  std::vector<float> v(16);
+  for (int i = 0; i < 16; ++i) v[i] = float(i % 8 + 1);
+  array<float, 2> A(extent<2>(4, 4), v.begin(), v.end()), C(4, 4);
+  seeds::matmul_tiled<2>(A, A, C);
+  auto ref = (to_eigen(A) * to_eigen(A)).eval();
+  CHECK(to_eigen(C)(0, 0) == 34.f);
+  CHECK(tt::max_abs_diff(to_eigen(C), ref) == 0.0);
+}
+
+TEST_CASE("tiled and element-parallel matmul match Eigen on random shapes") {
+  std::vector<std::array<long, 3>> shapes = {{1, 1, 1},    {0, 5, 3},   {4, 0, 6},   {17, 13, 31},
+                                             {16, 16, 16}, {33, 64, 7}, {97, 50, 61}};
+  for (int trial = 0; trial < 4; ++trial)
+    shapes.push_back({tt::random_size(1, 120), tt::random_size(1, 120), tt::random_size(1, 120)});
+  for (auto [m, k, n] : shapes) {
+    CAPTURE(m);
+    CAPTURE(k);
+    CAPTURE(n);
+    auto ea = tt::random_matrix<float>(m, k), eb = tt::random_matrix<float>(k, n);
+    eigen_matrix<float> ref = (ea.cast<double>() * eb.cast<double>()).cast<float>();
+    array<float, 2> A = from_eigen(ea), B = from_eigen(eb), C1(m, n), C2(m, n), C3(m, n);
+    seeds::matmul_tiled<16>(A, B, C1);
+    seeds::matmul_tiled<4>(A, B, C2);
+    seeds::matmul_simple(A, B, C3);
+    const double tol = matmul_tol(ea, eb);
+    CHECK(tt::max_abs_diff(to_eigen(C1), ref) <= tol);
+    CHECK(tt::max_abs_diff(to_eigen(C2), ref) <= tol);
+    CHECK(tt::max_abs_diff(to_eigen(C3), ref) <= tol);
+  }
+}
+
+TEST_CASE("seed 003: transpose of 999x666, padded and truncated, equals Eigen's") {
+  auto m = tt::random_matrix<float>(999, 666);
+  array<float, 2> A = from_eigen(m), P(666, 999), T(666, 999);
+  seeds::transpose_padded<16>(A, P);
+  seeds::transpose_truncated<16>(A, T);
+  eigen_matrix<float> ref = m.transpose();
+  CHECK(tt::max_abs_diff(to_eigen(P), ref) == 0.0);
+  CHECK(tt::max_abs_diff(to_eigen(T), ref) == 0.0);
+}
+
+TEST_CASE("transposes on edge shapes (0, 1, primes, exact multiples)") {
+  for (long r : tt::edge_sizes())
+    for (long c : {0L, 1L, 8L, 13L, 40L}) {
+      CAPTURE(r);
+      CAPTURE(c);
+      auto m = tt::random_matrix<double>(r, c);
+      array<double, 2> A = from_eigen(m), P(c, r), T(c, r);
+      seeds::transpose_padded<8>(A, P);
+      seeds::transpose_truncated<8>(A, T);
+      eigen_matrix<double> ref = m.transpose();
+      CHECK(tt::max_abs_diff(to_eigen(P), ref) == 0.0);
+      CHECK(tt::max_abs_diff(to_eigen(T), ref) == 0.0);
+    }
+}
+
+TEST_CASE("rank-1 tiles: per-tile reversal through tile_static, padded") {
+  for (long n : {0L, 1L, 31L, 32L, 100L, 1000L}) {
+    std::vector<int> h(n);
+    for (long i = 0; i < n; ++i) h[i] = int(i);
+    array<int, 1> in(extent<1>(n), h.begin(), h.end()), out(n);
+    parallel_for_each(in.extent.tile<32>().pad(), [=](tile_group<32>& g) {
+      auto s = g.tile_static<int[32]>();
+      g.for_each([&](const tiled_index<32>& t) { s(t.local[0]) = guarded_read(in, t.global); });
+      g.barrier.wait();
+      g.for_each(
+          [&](const tiled_index<32>& t) { guarded_write(out, t.global, int(s(31 - t.local[0]))); });
+    });
+    auto o = out.to_vector();
+    for (long i = 0; i < n; ++i) {
+      const long base = i / 32 * 32, rev = base + 31 - (i - base);
+      CHECK(o[i] == (rev < n ? int(rev) : 0));
+    }
+  }
+}
+
+TEST_CASE("rank-3 tiles: sum over each 2x4x8 tile in two tile_static stages") {
+  const long n0 = 6, n1 = 12, n2 = 24;
+  std::vector<double> h(n0 * n1 * n2);
+  for (std::size_t i = 0; i < h.size(); ++i) h[i] = double(i % 17);
+  array<double, 3> in(extent<3>(n0, n1, n2), h.begin(), h.end());
+  array<double, 3> sums(n0 / 2, n1 / 4, n2 / 8);
+  parallel_for_each(in.extent.tile<2, 4, 8>(), [=](tile_group<2, 4, 8>& g) {
+    auto vals = g.tile_static<double[2][4][8]>("vals");
+    auto part = g.tile_static<double[2][4]>("part");
+    g.for_each([&](const tiled_index<2, 4, 8>& t) { vals[t.local] = in[t.global]; });
+    g.barrier.wait();
+    g.for_each([&](const tiled_index<2, 4, 8>& t) {
+      if (t.local[2] == 0) {
+        double s = 0;
+        for (int k = 0; k < 8; ++k) s += vals(t.local[0], t.local[1], k);
+        part(t.local[0], t.local[1]) = s;
+      }
+    });
+    g.barrier.wait();
+    g.for_each([&](const tiled_index<2, 4, 8>& t) {
+      if (t.local[0] == 0 && t.local[1] == 0 && t.local[2] == 0) {
+        double s = 0;
+        for (int i = 0; i < 2; ++i)
+          for (int j = 0; j < 4; ++j) s += part(i, j);
+        sums[t.tile] = s;
+      }
+    });
+  });
+  auto got = sums.to_vector();
+  for (long a = 0; a < n0 / 2; ++a)
+    for (long b = 0; b < n1 / 4; ++b)
+      for (long c = 0; c < n2 / 8; ++c) {
+        double s = 0;
+        for (long i = 0; i < 2; ++i)
+          for (long j = 0; j < 4; ++j)
+            for (long k = 0; k < 8; ++k) s += h[((2 * a + i) * n1 + 4 * b + j) * n2 + 8 * c + k];
+        CHECK(got[(a * (n1 / 4) + b) * (n2 / 8) + c] == s);
+      }
+}
+
+TEST_CASE("tile_local values survive barriers") {
+  array<int, 2> out(8, 8);
+  parallel_for_each(out.extent.tile<4, 4>(), [=](tile_group<4, 4>& g) {
+    auto x = g.tile_local<int>(7);
+    for (int step = 0; step < 3; ++step) {
+      g.for_each([&](const tiled_index<4, 4>& t) { x(t) += t.local_linear(); });
+      g.barrier.wait();
+    }
+    g.for_each([&](const tiled_index<4, 4>& t) { out[t.global] = x(t); });
+  });
+  auto o = to_eigen(out);
+  for (int r = 0; r < 8; ++r)
+    for (int c = 0; c < 8; ++c) CHECK(o(r, c) == 7 + 3 * ((r % 4) * 4 + c % 4));
+}
+
+TEST_CASE("launch errors: uneven extent, over-large tile_static; empty extent is a no-op") {
+  array<float, 2> a(10, 10);
+  auto kernel = [=](tile_group<4, 4>& g) {
+    g.for_each([&](const tiled_index<4, 4>& t) { a[t.global] = 1.f; });
+  };
+  CHECK_THROWS_WITH_AS(parallel_for_each(a.extent.tile<4, 4>(), kernel),
+                       doctest::Contains("(10,10) is not a multiple of the tile <4,4>"),
+                       shape_error);
+  CHECK(to_eigen(a).cwiseAbs().maxCoeff() == 0.f);  // nothing ran
+  parallel_for_each(a.extent.tile<4, 4>().truncate(), kernel);
+  CHECK(to_eigen(a).sum() == 64.f);
+
+  array<float, 2> empty(0, 12);
+  parallel_for_each(empty.extent.tile<4, 4>(), [=](tile_group<4, 4>& g) {
+    g.for_each([&](const tiled_index<4, 4>& t) { empty[t.global] = 1.f; });
+  });
+  parallel_for_each(extent<2>(0, 3), [=](const index<2>&) {});
+
+  // 1 GiB of tile_static per tile: above every backend's scratch level 1.
+  CHECK_THROWS_WITH_AS(parallel_for_each(extent<1>(64).tile<64>(),
+                                         [=](tile_group<64>& g) {
+                                           auto big = g.tile_static<char[1 << 30]>();
+                                           (void)big;
+                                         }),
+                       doctest::Contains("bytes of tile_static memory per tile"), resource_error);
+}
+
+}  // namespace
