@@ -122,6 +122,21 @@ class array {
   requires(sizeof...(I) == N) TESSERA_FORCEINLINE T& operator()(I... i) const { return v_(i...); }
   TESSERA_FORCEINLINE T& operator[](const index<N>& i) const { return impl::view_at(v_, i); }
 
+  /// Evaluates a Tier 1 expression into this array (see expr_eval.hpp). An empty (default
+  /// constructed) array is first allocated with the expression's extent.
+  /// \throws shape_error when the extents differ
+  template <class E>
+  requires requires { typename E::tessera_expression_tag; }
+  array& operator=(const E& e);
+  array(const array&) = default;
+  array& operator=(const array&) = default;
+  array(array&&) = default;
+  array& operator=(array&&) = default;
+  /// Evaluates an expression into a new array: `tessera::array<float, 2> C = A + B;`.
+  template <class E>
+  requires requires { typename E::tessera_expression_tag; }
+  array(const E& e) : array(e.get_extent()) { *this = e; }
+
   /// A deep copy.
   array copy() const {
     array r(extent);

@@ -22,6 +22,13 @@
   (KOKKOS_VERSION >= ((major)*10000 + (minor)*100))
 
 namespace tessera {
+/// Kokkos' math functions (exp, log, sqrt, pow, ...): in namespace Kokkos since 3.7, in
+/// Kokkos::Experimental before.
+#if KOKKOS_VERSION >= 30700
+namespace kmath = ::Kokkos;
+#else
+namespace kmath = ::Kokkos::Experimental;
+#endif
 /// Element counts and global coordinates: 64-bit, since products of extents can exceed 2^31.
 using index_type = std::int64_t;
 }  // namespace tessera

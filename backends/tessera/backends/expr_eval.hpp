@@ -1,0 +1,707 @@
+/// \file expr_eval.hpp
+/// \brief Tier 1 execution: turns an expression into an expr_graph, lowers it with the code
+///        generator (codegen/lower.hpp), then runs the planned kernels with device evaluators.
+///        Public entry points: `array = expr`, `eval(expr)`, `explain(expr)`.
+#pragma once
+
+#include <tessera/backends/tile_launch.hpp>
+#include <tessera/codegen/lower.hpp>
+#include <tessera/dsl/expr/nodes.hpp>
+
+#include <any>
+#include <map>
+
+namespace tessera {
+namespace backends::expr {
+
+using codegen::expr_graph;
+using codegen::graph_node;
+using codegen::kernel_spec;
+using codegen::node_kind;
+using codegen::node_role;
+
+template <class T>
+struct is_matmul : std::false_type {};
+template <class A, class B>
+struct is_matmul<matmul_node<A, B>> : std::true_type {};
+template <class T>
+struct is_tile_reduce : std::false_type {};
+template <int R, int C, class Op, class A, bool M>
+struct is_tile_reduce<tile_reduce_node<R, C, Op, A, M>> : std::true_type {};
+
+// ------------------------------------------------------------------ graph building (host) ----
+template <class V>
+void fill_dtype(graph_node& n) {
+  n.dtype = tessera::impl::scalar_type_name<V>();
+  n.elem_bytes = sizeof(V);
+}
+template <class E>
+void fill_extent(graph_node& n, const E& e) {
+  if constexpr (E::rank > 0) {
+    const auto x = e.get_extent();
+    for (int d = 0; d < E::rank; ++d) n.extent.push_back(x[d]);
+  }
+}
+
+template <class E>
+constexpr node_kind kind_of() {
+  if constexpr (is_matmul<E>::value)
+    return node_kind::matmul;
+  else if constexpr (is_tile_reduce<E>::value)
+    return node_kind::tile_reduce;
+  else if constexpr (
+      requires { E::rank; } && requires(E e) { e.value; })
+    return node_kind::scalar;
+  else if constexpr (requires(E e) { e.c; })
+    return node_kind::where;
+  else if constexpr (requires(E e) {
+                       e.b;
+                       e.ext;
+                     })
+    return node_kind::binary;
+  else if constexpr (requires(E e) { e.a.extent; })
+    return node_kind::terminal;
+  else if constexpr (requires(E e) { e.a; }) {
+    if constexpr (E::rank == 2 && requires { typename E::is_transpose; })
+      return node_kind::transpose;
+    else
+      return node_kind::unary;
+  } else
+    return node_kind::terminal;
+}
+
+/// Calls f(child) for every child of e, in order.
+template <class E, class F>
+void for_each_child(const E& e, F&& f) {
+  constexpr node_kind k = kind_of<E>();
+  if constexpr (k == node_kind::where) {
+    f(e.c);
+    f(e.a);
+    f(e.b);
+  } else if constexpr (k == node_kind::binary || k == node_kind::matmul) {
+    f(e.a);
+    f(e.b);
+  } else if constexpr (k == node_kind::unary || k == node_kind::transpose ||
+                       k == node_kind::tile_reduce) {
+    f(e.a);
+  }
+}
+
+template <class E>
+struct op_label {
+  static std::string get() { return "?"; }
+};
+template <class Op, class A>
+struct op_label<unary_node<Op, A>> {
+  static std::string get() { return Op::symbol; }
+};
+template <class Op, class A, class B>
+struct op_label<binary_node<Op, A, B>> {
+  static std::string get() { return Op::symbol; }
+};
+
+struct build_state {
+  std::map<const void*, std::string> names;  // one letter per distinct array
+};
+
+template <class E>
+int build(const E& e, expr_graph& g, build_state& st) {
+  const int id = static_cast<int>(g.nodes.size());
+  g.nodes.emplace_back();
+  {
+    graph_node& n = g.nodes[id];
+    n.kind = kind_of<E>();
+    fill_extent(n, e);
+    fill_dtype<typename E::value_type>(n);
+    for (int d = 0; d < 3; ++d) n.tile[d] = e.sched.tile[d];
+    switch (n.kind) {
+      case node_kind::terminal:
+        if constexpr (requires { e.a.view(); }) n.data = e.a.view().data();
+        if (!st.names.count(n.data)) {
+          const std::size_t k = st.names.size();
+          st.names[n.data] =
+              std::string(1, char('A' + k % 26)) + (k >= 26 ? std::to_string(k / 26) : "");
+        }
+        n.label = st.names[n.data];
+        break;
+      case node_kind::scalar:
+        n.label = "scalar";
+        break;
+      case node_kind::where:
+        n.label = "where";
+        break;
+      case node_kind::matmul:
+        n.label = "matmul";
+        break;
+      case node_kind::transpose:
+        n.label = "transpose";
+        break;
+      case node_kind::tile_reduce:
+        if constexpr (is_tile_reduce<E>::value) {
+          n.reduce_tile[0] = E::rows;
+          n.reduce_tile[1] = E::cols;
+          n.label = std::string(E::mean ? "tile_mean<" : "tile_reduce<") + std::to_string(E::rows) +
+                    "," + std::to_string(E::cols) + ">";
+        }
+        break;
+      default:
+        n.label = op_label<E>::get();
+    }
+  }
+  for_each_child(e, [&](const auto& c) {
+    const int cid = build(c, g, st);
+    g.nodes[id].children.push_back(cid);
+  });
+  return id;
+}
+
+template <class E>
+expr_graph make_graph(const E& e) {
+  expr_graph g;
+  build_state st;
+  build(e, g, st);
+  return g;
+}
+
+inline codegen::target make_target();
+
+// ------------------------------------------------------------------ evaluators (device) -----
+/// Per-kernel context an evaluator reads: the fused core's accumulator and staged tiles.
+template <class Acc>
+struct ectx {
+  Acc acc{};
+  void* staged[4] = {nullptr, nullptr, nullptr, nullptr};
+  int ld = 0;
+  index_type oi = 0, oj = 0;
+};
+
+/// Host-side inputs for building evaluators: roles and temporaries chosen by the lowering.
+struct build_ctx {
+  const expr_graph* g;
+  const std::vector<node_role>* role;
+  std::map<int, std::any>* temps;
+  std::map<int, int> slot;  // staged transpose id -> scratch slot
+};
+
+template <class E>
+struct eval;
+
+template <class E>
+eval<E> make_eval(const E& e, int id, build_ctx& b) {
+  return eval<E>(e, id, b);
+}
+
+template <class A>
+struct eval<terminal<A>> {
+  using T = std::remove_const_t<typename A::value_type>;
+  typename A::view_type v;
+  eval() = default;
+  eval(const terminal<A>& e, int, build_ctx&) : v(e.a.view()) {}
+  template <class C>
+  TESSERA_FORCEINLINE T flat(const C&, index_type k) const {
+    return v.data()[k];
+  }
+  template <class C>
+  TESSERA_FORCEINLINE T at(const C&, index_type i, index_type j) const {
+    return v(i, j);
+  }
+  template <class C>
+  TESSERA_INLINE void stage(C&, int, index_type, index_type) const {}
+};
+
+template <class T>
+struct eval<scalar_node<T>> {
+  T value{};
+  eval() = default;
+  eval(const scalar_node<T>& e, int, build_ctx&) : value(e.value) {}
+  template <class C>
+  TESSERA_FORCEINLINE T flat(const C&, index_type) const {
+    return value;
+  }
+  template <class C>
+  TESSERA_FORCEINLINE T at(const C&, index_type, index_type) const {
+    return value;
+  }
+  template <class C>
+  TESSERA_INLINE void stage(C&, int, index_type, index_type) const {}
+};
+
+template <class Op, class A>
+struct eval<unary_node<Op, A>> {
+  eval<A> a;
+  eval() = default;
+  eval(const unary_node<Op, A>& e, int id, build_ctx& b)
+      : a(make_eval(e.a, b.g->nodes[id].children[0], b)) {}
+  template <class C>
+  TESSERA_FORCEINLINE auto flat(const C& c, index_type k) const {
+    return Op{}(a.flat(c, k));
+  }
+  template <class C>
+  TESSERA_FORCEINLINE auto at(const C& c, index_type i, index_type j) const {
+    return Op{}(a.at(c, i, j));
+  }
+  template <class C>
+  TESSERA_INLINE void stage(C& c, int ts, index_type r, index_type cols) const {
+    a.stage(c, ts, r, cols);
+  }
+};
+
+template <class Op, class A, class B>
+struct eval<binary_node<Op, A, B>> {
+  eval<A> a;
+  eval<B> b;
+  eval() = default;
+  eval(const binary_node<Op, A, B>& e, int id, build_ctx& bc)
+      : a(make_eval(e.a, bc.g->nodes[id].children[0], bc)),
+        b(make_eval(e.b, bc.g->nodes[id].children[1], bc)) {}
+  template <class C>
+  TESSERA_FORCEINLINE auto flat(const C& c, index_type k) const {
+    return Op{}(a.flat(c, k), b.flat(c, k));
+  }
+  template <class C>
+  TESSERA_FORCEINLINE auto at(const C& c, index_type i, index_type j) const {
+    return Op{}(a.at(c, i, j), b.at(c, i, j));
+  }
+  template <class C>
+  TESSERA_INLINE void stage(C& c, int ts, index_type r, index_type cols) const {
+    a.stage(c, ts, r, cols);
+    b.stage(c, ts, r, cols);
+  }
+};
+
+template <class Cn, class A, class B>
+struct eval<where_node<Cn, A, B>> {
+  using T = typename where_node<Cn, A, B>::value_type;
+  eval<Cn> c;
+  eval<A> a;
+  eval<B> b;
+  eval() = default;
+  eval(const where_node<Cn, A, B>& e, int id, build_ctx& bc)
+      : c(make_eval(e.c, bc.g->nodes[id].children[0], bc)),
+        a(make_eval(e.a, bc.g->nodes[id].children[1], bc)),
+        b(make_eval(e.b, bc.g->nodes[id].children[2], bc)) {}
+  template <class C>
+  TESSERA_FORCEINLINE T flat(const C& x, index_type k) const {
+    return c.flat(x, k) ? T(a.flat(x, k)) : T(b.flat(x, k));
+  }
+  template <class C>
+  TESSERA_FORCEINLINE T at(const C& x, index_type i, index_type j) const {
+    return c.at(x, i, j) ? T(a.at(x, i, j)) : T(b.at(x, i, j));
+  }
+  template <class C>
+  TESSERA_INLINE void stage(C& x, int ts, index_type r, index_type cols) const {
+    c.stage(x, ts, r, cols);
+    a.stage(x, ts, r, cols);
+    b.stage(x, ts, r, cols);
+  }
+};
+
+/// Common part of matmul / tile_reduce / transpose evaluators: a node that is either the fused
+/// core (value = ctx.acc), staged (transpose), or materialized in a temporary.
+template <class T>
+struct special_eval {
+  bool core = false;
+  Kokkos::View<T**, Kokkos::LayoutRight, memory_space> tmp;
+  void init(int id, build_ctx& b) {
+    const node_role r = (*b.role)[id];
+    core = r == node_role::core;
+    if (r == node_role::materialized) tmp = std::any_cast<array<T, 2>>(b.temps->at(id)).view();
+  }
+  template <class C>
+  TESSERA_FORCEINLINE T flat(const C&, index_type k) const {
+    return tmp.data()[k];
+  }
+  template <class C>
+  TESSERA_FORCEINLINE T at(const C& c, index_type i, index_type j) const {
+    return core ? T(c.acc) : tmp(i, j);
+  }
+  template <class C>
+  TESSERA_INLINE void stage(C&, int, index_type, index_type) const {}
+};
+
+template <class A, class B>
+struct eval<matmul_node<A, B>> : special_eval<typename matmul_node<A, B>::value_type> {
+  eval() = default;
+  eval(const matmul_node<A, B>&, int id, build_ctx& b) { this->init(id, b); }
+};
+template <int R, int C, class Op, class A, bool M>
+struct eval<tile_reduce_node<R, C, Op, A, M>>
+    : special_eval<typename tile_reduce_node<R, C, Op, A, M>::value_type> {
+  eval() = default;
+  eval(const tile_reduce_node<R, C, Op, A, M>&, int id, build_ctx& b) { this->init(id, b); }
+};
+
+template <class A>
+struct eval<transpose_node<A>> {
+  using T = typename A::value_type;
+  bool staged = false;
+  int slot = 0;
+  Kokkos::View<T**, Kokkos::LayoutRight, memory_space> tmp;
+  eval<A> child;
+  extent<2> in_ext;
+  eval() = default;
+  eval(const transpose_node<A>& e, int id, build_ctx& b) : in_ext(e.a.get_extent()) {
+    const node_role r = (*b.role)[id];
+    if (r == node_role::materialized) {
+      tmp = std::any_cast<array<T, 2>>(b.temps->at(id)).view();
+    } else {
+      staged = true;
+      slot = b.slot.at(id);
+      child = make_eval(e.a, b.g->nodes[id].children[0], b);
+    }
+  }
+  template <class C>
+  TESSERA_FORCEINLINE T flat(const C&, index_type k) const {
+    return tmp.data()[k];
+  }
+  template <class C>
+  TESSERA_FORCEINLINE T at(const C& c, index_type i, index_type j) const {
+    if (!staged) return tmp(i, j);
+    return static_cast<const T*>(c.staged[slot])[(j - c.oj) * c.ld + (i - c.oi)];
+  }
+  /// Loads input rows oj + r (r = output column offset) of the tile into the slot:
+  /// staged[r][ii] = in(oj + r, oi + ii) — a contiguous read of the input's row.
+  template <class Cx>
+  TESSERA_INLINE void stage(Cx& c, int ts, index_type r, index_type /*unused*/) const {
+    if (!staged) return;
+    T* s = static_cast<T*>(c.staged[slot]) + r * c.ld;
+    const index_type row = c.oj + r;
+    const index_type n = in_ext[1] - c.oi < ts ? in_ext[1] - c.oi : ts;
+    if (row < in_ext[0])
+      for (index_type ii = 0; ii < n; ++ii) s[ii] = child.at(c, row, c.oi + ii);
+  }
+};
+
+// ------------------------------------------------------------------ kernels ------------------
+using team_policy = Kokkos::TeamPolicy<Kokkos::DefaultExecutionSpace>;
+using range_policy =
+    Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace, Kokkos::IndexType<index_type>>;
+
+/// Finds the node with pre-order id `target` under `e` (whose id is `id`) and calls f(node, id).
+template <class E, class F>
+bool with_node(const E& e, int id, int target, const expr_graph& g, F&& f) {
+  if (id == target) {
+    f(e, id);
+    return true;
+  }
+  bool found = false;
+  int k = 0;
+  for_each_child(e, [&](const auto& c) {
+    const int cid = g.nodes[id].children[k++];
+    if (!found) found = with_node(c, cid, target, g, f);
+  });
+  return found;
+}
+
+/// Elementwise kernel: one flat, contiguous loop (all operands share the output's extent).
+template <class E, class OutV>
+void run_elementwise(const E& e, int id, build_ctx& b, const OutV& out) {
+  auto ev = make_eval(e, id, b);
+  using T = typename OutV::non_const_value_type;
+  T* o = out.data();
+  const index_type n = static_cast<index_type>(out.span());
+  Kokkos::parallel_for(
+      "tessera::elementwise", range_policy(0, n),
+      KOKKOS_LAMBDA(index_type k) { o[k] = static_cast<T>(ev.flat(ectx<char>{}, k)); });
+}
+
+/// Tiled elementwise kernel with transposes staged through scratch (rank-2 output).
+template <class E, class OutV>
+void run_staged(const E& e, int id, build_ctx& b, const OutV& out, const codegen::kernel_plan& k,
+                int nslots) {
+  auto ev = make_eval(e, id, b);
+  using T = typename OutV::non_const_value_type;
+  const int ts = static_cast<int>(k.tile[0]);
+  const int ld = ts + (default_backend_traits::thread_per_logical ? 1 : 0);
+  const index_type rows = out.extent(0), cols = out.extent(1);
+  const index_type tiles_j = k.tiles[1];
+  const int level = k.scratch_bytes[1] ? 1 : 0;
+  const std::size_t bytes = k.scratch_bytes[level];
+  std::size_t offs[4] = {0, 0, 0, 0};
+  for (int s = 0; s < nslots; ++s) offs[s] = k.buffers[s].offset;
+  team_policy policy(static_cast<int>(k.league_size), k.team_size);
+  policy.set_scratch_size(level, Kokkos::PerTeam(bytes + 64));
+  Kokkos::parallel_for(
+      "tessera::staged_elementwise", policy, KOKKOS_LAMBDA(const team_policy::member_type& team) {
+        const index_type ti = team.league_rank() / tiles_j, tj = team.league_rank() % tiles_j;
+        ectx<char> c;
+        c.oi = ti * ts;
+        c.oj = tj * ts;
+        c.ld = ld;
+        auto raw = reinterpret_cast<std::uintptr_t>(team.team_scratch(level).get_shmem(bytes + 64));
+        char* base = reinterpret_cast<char*>((raw + 63) & ~std::uintptr_t{63});
+        for (int s = 0; s < nslots; ++s) c.staged[s] = base + offs[s];
+        // Phase 1: stage (rows of each transposed operand, read contiguously).
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, ts),
+                             [&](int r) { ev.stage(c, ts, r, 0); });
+        team.team_barrier();  // read-after-write on the staged tiles
+        // Phase 2: evaluate and store rows of the output tile.
+        const index_type ni = rows - c.oi < ts ? rows - c.oi : ts;
+        const index_type nj = cols - c.oj < ts ? cols - c.oj : ts;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, static_cast<int>(ni)), [&](int ii) {
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, static_cast<int>(nj)), [&](int jj) {
+            out(c.oi + ii, c.oj + jj) = static_cast<T>(ev.at(c, c.oi + ii, c.oj + jj));
+          });
+        });
+      });
+}
+
+/// Raw, contiguous operand of a fused matmul: a plain array or a materialized temporary.
+template <class T>
+struct operand_view {
+  const T* p = nullptr;
+  index_type ld = 0;
+};
+template <class A>
+auto matmul_operand(const A& a, int id, build_ctx& b) {
+  using T = typename A::value_type;
+  Kokkos::View<const T**, Kokkos::LayoutRight, memory_space> v;
+  if constexpr (kind_of<A>() == node_kind::terminal)
+    v = a.a.view();
+  else
+    v = std::any_cast<array<T, 2>>(b.temps->at(id)).view();
+  return v;
+}
+
+/// matmul core + epilogue. Tiled algorithm (seed 002) as a Tier 0 kernel: two TS x TS tiles in
+/// scratch, two barriers per k-step, epilogue on the output tile.
+template <int TS, class Core, class E, class OutV>
+void run_matmul_tiled(const Core& mm, int core_id, const E& e, int id, build_ctx& b,
+                      const OutV& out) {
+  auto ev = make_eval(e, id, b);
+  using T = typename Core::value_type;
+  using OT = typename OutV::non_const_value_type;
+  auto A = matmul_operand(mm.a, b.g->nodes[core_id].children[0], b);
+  auto B = matmul_operand(mm.b, b.g->nodes[core_id].children[1], b);
+  const index_type M = A.extent(0), K = A.extent(1), N = B.extent(1);
+  parallel_for_each(extent<2>(M, N).tile<TS, TS>().pad(), [=](tile_group<TS, TS>& g) {
+    auto at = g.template tile_static<T[TS][TS]>("a_tile");
+    auto bt = g.template tile_static<T[TS][TS]>("b_tile");
+    auto acc = g.template tile_local<T>(T(0), "acc");
+    for (index_type k0 = 0; k0 < K; k0 += TS) {
+      g.for_each([&](const tiled_index<TS, TS>& t) {
+        const index_type i = t.global[0], ka = k0 + t.local[1], kb = k0 + t.local[0],
+                         j = t.global[1];
+        at(t.local[0], t.local[1]) = (i < M && ka < K) ? T(A(i, ka)) : T(0);
+        bt(t.local[0], t.local[1]) = (kb < K && j < N) ? T(B(kb, j)) : T(0);
+      });
+      g.barrier.wait();
+      g.for_each([&](const tiled_index<TS, TS>& t) {
+        T s = acc(t);
+        const T* arow = at.data() + t.local[0] * TS;
+        const T* bcol = bt.data() + t.local[1];
+        for (int k = 0; k < TS; ++k) s += arow[k] * bcol[k * TS];
+        acc(t) = s;
+      });
+      g.barrier.wait();
+    }
+    g.for_each([&](const tiled_index<TS, TS>& t) {
+      if (t.global[0] < M && t.global[1] < N) {
+        ectx<T> c;
+        c.acc = acc(t);
+        out(t.global[0], t.global[1]) = static_cast<OT>(ev.at(c, t.global[0], t.global[1]));
+      }
+    });
+  });
+}
+
+template <class Core, class E, class OutV>
+void run_matmul(const Core& mm, int core_id, const E& e, int id, build_ctx& b, const OutV& out,
+                int ts);
+
+/// tile_reduce core + epilogue: one team per output row; input rows read contiguously.
+template <class Core, class E, class OutV>
+void run_tile_reduce(const Core& tr, int core_id, const E& e, int id, build_ctx& b,
+                     const OutV& out) {
+  auto ev = make_eval(e, id, b);
+  auto in = make_eval(tr.a, b.g->nodes[core_id].children[0], b);
+  using T = typename Core::value_type;
+  using OT = typename OutV::non_const_value_type;
+  constexpr int R = Core::rows, C = Core::cols;
+  const auto op = tr.op;
+  const index_type ocols = out.extent(1);
+  const std::size_t bytes = static_cast<std::size_t>(ocols) * sizeof(T);
+  const int level = bytes + 64 > static_cast<std::size_t>(team_policy::scratch_size_max(0)) ? 1 : 0;
+  team_policy policy(static_cast<int>(out.extent(0)), 1);
+  policy.set_scratch_size(level, Kokkos::PerTeam(bytes + 64));
+  Kokkos::parallel_for(
+      "tessera::tile_reduce", policy, KOKKOS_LAMBDA(const team_policy::member_type& team) {
+        const index_type i = team.league_rank();
+        T* acc = static_cast<T*>(team.team_scratch(level).get_shmem(bytes + 64));
+        const ectx<char> c0;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, static_cast<int>(ocols)), [&](int jo) {
+          T a = in.at(c0, i * R, index_type(jo) * C);
+          for (int cc = 1; cc < C; ++cc) a = op(a, in.at(c0, i * R, index_type(jo) * C + cc));
+          acc[jo] = a;
+        });
+        for (int r = 1; r < R; ++r)
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, static_cast<int>(ocols)), [&](int jo) {
+            T a = acc[jo];
+            for (int cc = 0; cc < C; ++cc) a = op(a, in.at(c0, i * R + r, index_type(jo) * C + cc));
+            acc[jo] = a;
+          });
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, static_cast<int>(ocols)), [&](int jo) {
+          ectx<T> c;
+          c.acc = Core::mean ? T(acc[jo] / T(R * C)) : acc[jo];
+          out(i, jo) = static_cast<OT>(ev.at(c, i, jo));
+        });
+      });
+}
+
+/// Runs kernel `ks` (root node e with id `id`) into `out`.
+template <class E, class OutV>
+void run_kernel(const E& e, int id, const kernel_spec& ks, const codegen::kernel_plan& kp,
+                build_ctx& b, const OutV& out) {
+  switch (ks.kind) {
+    case kernel_spec::elementwise:
+      run_elementwise(e, id, b, out);
+      break;
+    case kernel_spec::staged_transpose:
+      if constexpr (E::rank == 2) {
+        int slot = 0;
+        for (int s : ks.staged) b.slot[s] = slot++;
+        run_staged(e, id, b, out, kp, slot);
+      }
+      break;
+    case kernel_spec::matmul:
+      if constexpr (E::rank == 2)
+        with_node(e, id, ks.core, *b.g, [&](const auto& core, int cid) {
+          using Core = std::remove_cvref_t<decltype(core)>;
+          if constexpr (is_matmul<Core>::value)
+            run_matmul(core, cid, e, id, b, out, kp.tile.empty() ? 16 : int(kp.tile[0]));
+        });
+      break;
+    case kernel_spec::tile_reduce:
+      if constexpr (E::rank == 2)
+        with_node(e, id, ks.core, *b.g, [&](const auto& core, int cid) {
+          using Core = std::remove_cvref_t<decltype(core)>;
+          if constexpr (is_tile_reduce<Core>::value) run_tile_reduce(core, cid, e, id, b, out);
+        });
+      break;
+  }
+}
+
+/// Lowers `e` and runs every planned kernel; the last one writes `dst`.
+template <class T, int N, class E>
+void execute(const array<T, N>& dst, const E& e) {
+  const expr_graph g = make_graph(e);
+  const codegen::lowered low = codegen::lower(g, make_target(), dst.data());
+  std::map<int, std::any> temps;
+  for (std::size_t k = 0; k < low.fusion.kernels.size(); ++k) {
+    const kernel_spec& ks = low.fusion.kernels[k];
+    const codegen::kernel_plan& kp = low.plan.kernels[k];
+    std::vector<node_role> roles = low.fusion.role;  // the kernel's own view of its root
+    roles[ks.root] = ks.root_role;
+    build_ctx b{&g, &roles, &temps, {}};
+    if (ks.writes_temporary) {
+      with_node(e, 0, ks.root, g, [&](const auto& node, int nid) {
+        using Node = std::remove_cvref_t<decltype(node)>;
+        if constexpr (Node::rank == 2) {
+          array<typename Node::value_type, 2> t(node.get_extent(), "tessera::temporary");
+          temps[nid] = t;
+          run_kernel(node, nid, ks, kp, b, t.view());
+        }
+      });
+    } else if (low.fusion.output_aliases_input) {
+      array<T, N> t(dst.extent, "tessera::alias_temporary");
+      run_kernel(e, 0, ks, kp, b, t.view());
+      Kokkos::deep_copy(dst.view(), t.view());
+    } else {
+      run_kernel(e, 0, ks, kp, b, dst.view());
+    }
+  }
+}
+
+}  // namespace backends::expr
+
+/// Evaluates `e` into `dst` with as few kernels as the code generator can fuse. `dst` may be
+/// an operand of `e` (a temporary is used where that would be unsafe).
+/// \throws shape_error when dst's extent differs from e's (dst untouched)
+template <class T, int N, class E>
+requires requires {
+  typename E::tessera_expression_tag;
+}
+void assign(const array<T, N>& dst, const E& e) {
+  static_assert(E::rank == N, "tessera: assigning an expression to an array of another rank");
+  if (!(dst.extent == e.get_extent()))
+    throw shape_error("tessera::operator=: destination extent " + to_string(dst.extent) +
+                      " differs from the expression's " + to_string(e.get_extent()));
+  if (dst.extent.size() == 0) return;
+  backends::expr::execute(dst, e);
+}
+
+template <class T, int N>
+template <class E>
+requires requires {
+  typename E::tessera_expression_tag;
+}
+array<T, N>& array<T, N>::operator=(const E& e) {
+  if (v_.data() == nullptr && e.get_extent().size() > 0) *this = array(e.get_extent());
+  assign(*this, e);
+  return *this;
+}
+
+/// Evaluates an expression into a new array (element type: the expression's value_type).
+template <class E>
+requires requires {
+  typename E::tessera_expression_tag;
+}
+auto eval(const E& e) {
+  array<typename E::value_type, E::rank> out(e.get_extent());
+  assign(out, e);
+  return out;
+}
+
+/// The kernel plan of an expression as text: kernels in execution order with league/team/vector
+/// sizes, scratch bytes per level, every buffer's memory space, barriers and the hazards they
+/// resolve, fusion notes. Nothing runs.
+template <class E>
+requires requires {
+  typename E::tessera_expression_tag;
+}
+std::string explain(const E& e) {
+  return codegen::to_string(
+      codegen::lower(backends::expr::make_graph(e), backends::expr::make_target(), nullptr).plan);
+}
+
+/// The program plan of an expression as a value (for tests and tools).
+template <class E>
+requires requires {
+  typename E::tessera_expression_tag;
+}
+codegen::program_plan plan(const E& e) {
+  return codegen::lower(backends::expr::make_graph(e), backends::expr::make_target(), nullptr).plan;
+}
+
+namespace backends::expr {
+inline codegen::target make_target() {
+  codegen::target t;
+  using traits = default_backend_traits;
+  t.backend = traits::name;
+  t.thread_per_logical = traits::thread_per_logical;
+  t.scratch_max[0] = static_cast<std::size_t>(team_policy::scratch_size_max(0));
+  t.scratch_max[1] = static_cast<std::size_t>(team_policy::scratch_size_max(1));
+  t.max_team_size = traits::thread_per_logical ? 1024 : 1;
+  t.concurrency = Kokkos::DefaultExecutionSpace().concurrency();
+  t.packed_matmul = false;
+  return t;
+}
+
+template <class Core, class E, class OutV>
+void run_matmul(const Core& mm, int core_id, const E& e, int id, build_ctx& b, const OutV& out,
+                int ts) {
+  switch (ts) {
+    case 8:
+      run_matmul_tiled<8>(mm, core_id, e, id, b, out);
+      break;
+    case 32:
+      run_matmul_tiled<32>(mm, core_id, e, id, b, out);
+      break;
+    default:
+      run_matmul_tiled<16>(mm, core_id, e, id, b, out);
+      break;
+  }
+}
+}  // namespace backends::expr
+
+}  // namespace tessera

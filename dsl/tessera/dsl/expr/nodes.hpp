@@ -1,0 +1,283 @@
+/// \file nodes.hpp
+/// \brief Tier 1 expression nodes. A node stores its children and functor and checks shapes
+///        when it is built; it computes nothing. Evaluation and the choice of kernels belong to
+///        the code generator (codegen/) and the evaluators (backends/expr_eval.hpp).
+///
+/// Node kinds: terminal (an array or array_view), scalar (broadcast), unary, binary, where,
+/// matmul, transpose, tile_reduce. Every node has `rank`, `value_type`, `get_extent()` and a
+/// `sched` (tile sizes from `.tile<...>()`; 0 = the backend's default).
+#pragma once
+
+#include <tessera/dsl/array.hpp>
+#include <tessera/dsl/errors.hpp>
+#include <tessera/dsl/expr/ops.hpp>
+
+#include <string>
+#include <type_traits>
+
+namespace tessera {
+
+/// Tile sizes requested for an expression with `.tile<T0[,T1]>()`; 0 = backend default.
+struct schedule {
+  int tile[3] = {0, 0, 0};
+  bool set() const { return tile[0] > 0; }
+};
+
+/// CRTP base of every node: gives `.tile<...>()`.
+template <class D>
+struct expr_base {
+  using tessera_expression_tag = void;
+  /// A copy of this expression that the code generator lowers with the given tile sizes
+  /// (output tile of a transpose or matmul; cache/scratch tile of the generated kernel).
+  template <int... T>
+  D tile() const {
+    static_assert(sizeof...(T) >= 1 && sizeof...(T) <= 3 && ((T > 0) && ...),
+                  "expression.tile<T...>(): between 1 and 3 positive tile sizes");
+    D d = static_cast<const D&>(*this);
+    const int v[] = {T...};
+    for (std::size_t i = 0; i < sizeof...(T); ++i) d.sched.tile[i] = v[i];
+    return d;
+  }
+  schedule sched;
+};
+
+namespace impl {
+template <class T>
+struct is_array_like : std::false_type {};
+template <class T, int N>
+struct is_array_like<array<T, N>> : std::true_type {};
+template <class T, int N>
+struct is_array_like<array_view<T, N>> : std::true_type {};
+template <class T>
+struct is_node : std::bool_constant<std::is_base_of_v<expr_base<T>, T>> {};
+}  // namespace impl
+
+/// An array or array_view used as an expression leaf (holds the handle; no copy of the data).
+template <class A>
+struct terminal : expr_base<terminal<A>> {
+  using value_type = std::remove_const_t<typename A::value_type>;
+  static constexpr int rank = A::rank;
+  A a;
+  explicit terminal(const A& x) : a(x) {}
+  extent<rank> get_extent() const { return a.extent; }
+};
+
+/// A scalar broadcast to the shape of the other operand.
+template <class T>
+struct scalar_node : expr_base<scalar_node<T>> {
+  using value_type = T;
+  static constexpr int rank = 0;
+  T value;
+  explicit scalar_node(T v) : value(v) {}
+};
+
+namespace impl {
+template <class E>
+auto as_expr(const E& e) {
+  if constexpr (is_array_like<E>::value)
+    return terminal<E>(e);
+  else if constexpr (std::is_arithmetic_v<E>)
+    return scalar_node<E>(e);
+  else
+    return e;
+}
+template <class E>
+using expr_t = decltype(as_expr(std::declval<E>()));
+
+template <class E>
+concept expression_like = is_array_like<E>::value || is_node<E>::value;
+
+template <class A, class B>
+constexpr int binary_rank() {
+  return A::rank > B::rank ? A::rank : B::rank;
+}
+
+template <int N, class A, class B>
+extent<N> common_extent(const char* op, const A& a, const B& b) {
+  if constexpr (A::rank == 0)
+    return b.get_extent();
+  else if constexpr (B::rank == 0)
+    return a.get_extent();
+  else {
+    static_assert(A::rank == B::rank, "tessera: elementwise operands must have the same rank");
+    if (!(a.get_extent() == b.get_extent()))
+      throw shape_error(std::string("tessera::") + op + ": operand extents " +
+                        to_string(a.get_extent()) + " and " + to_string(b.get_extent()) +
+                        " differ");
+    return a.get_extent();
+  }
+}
+}  // namespace impl
+
+/// `op(a)` elementwise.
+template <class Op, class A>
+struct unary_node : expr_base<unary_node<Op, A>> {
+  using value_type = std::remove_cvref_t<decltype(Op{}(std::declval<typename A::value_type>()))>;
+  static constexpr int rank = A::rank;
+  A a;
+  explicit unary_node(const A& x) : a(x) {}
+  extent<rank> get_extent() const { return a.get_extent(); }
+};
+
+/// `op(a, b)` elementwise; a scalar operand is broadcast.
+template <class Op, class A, class B>
+struct binary_node : expr_base<binary_node<Op, A, B>> {
+  using value_type = std::remove_cvref_t<decltype(
+      Op{}(std::declval<typename A::value_type>(), std::declval<typename B::value_type>()))>;
+  static constexpr int rank = impl::binary_rank<A, B>();
+  static_assert(rank > 0, "tessera: an expression needs at least one array operand");
+  A a;
+  B b;
+  extent<rank> ext;
+  binary_node(const A& x, const B& y)
+      : a(x), b(y), ext(impl::common_extent<rank>(Op::symbol, x, y)) {}
+  extent<rank> get_extent() const { return ext; }
+};
+
+/// `where(c, a, b)`: a where c is true, else b (elementwise; scalars broadcast).
+template <class C, class A, class B>
+struct where_node : expr_base<where_node<C, A, B>> {
+  using value_type = std::common_type_t<typename A::value_type, typename B::value_type>;
+  static constexpr int rank = impl::binary_rank<C, binary_node<ops::add, A, B>>();
+  C c;
+  A a;
+  B b;
+  extent<rank> ext;
+  where_node(const C& c_, const A& x, const B& y) : c(c_), a(x), b(y) {
+    binary_node<ops::add, A, B> ab(x, y);
+    if constexpr (C::rank == 0)
+      ext = ab.get_extent();
+    else
+      ext = impl::common_extent<rank>("where", c_, ab);
+  }
+  extent<rank> get_extent() const { return ext; }
+};
+
+/// `matmul(a, b)`: (M x K) times (K x N).
+template <class A, class B>
+struct matmul_node : expr_base<matmul_node<A, B>> {
+  using value_type = std::common_type_t<typename A::value_type, typename B::value_type>;
+  static constexpr int rank = 2;
+  static_assert(A::rank == 2 && B::rank == 2, "tessera::matmul: both operands must be rank 2");
+  A a;
+  B b;
+  matmul_node(const A& x, const B& y) : a(x), b(y) {
+    if (x.get_extent()[1] != y.get_extent()[0])
+      throw shape_error("tessera::matmul: inner dimensions differ: A " + to_string(x.get_extent()) +
+                        " x B " + to_string(y.get_extent()));
+  }
+  extent<2> get_extent() const { return extent<2>(a.get_extent()[0], b.get_extent()[1]); }
+};
+
+/// `transpose(a)`: (M x N) -> (N x M).
+template <class A>
+struct transpose_node : expr_base<transpose_node<A>> {
+  using is_transpose = void;
+  using value_type = typename A::value_type;
+  static constexpr int rank = 2;
+  static_assert(A::rank == 2, "tessera::transpose: the operand must be rank 2");
+  A a;
+  explicit transpose_node(const A& x) : a(x) {}
+  extent<2> get_extent() const { return extent<2>(a.get_extent()[1], a.get_extent()[0]); }
+};
+
+/// `tile_reduce<R,C>(a, op)` / `tile_mean<R,C>(a)`: one output element per R x C tile of a
+/// (M x N with M % R == 0 and N % C == 0) -> (M/R x N/C).
+template <int R, int C, class Op, class A, bool Mean>
+struct tile_reduce_node : expr_base<tile_reduce_node<R, C, Op, A, Mean>> {
+  static_assert(R > 0 && C > 0, "tessera::tile_reduce<R,C>: tile sizes must be positive");
+  static_assert(A::rank == 2, "tessera::tile_reduce<R,C>: the operand must be rank 2");
+  using value_type = typename A::value_type;
+  static constexpr int rank = 2;
+  static constexpr int rows = R, cols = C;
+  static constexpr bool mean = Mean;
+  A a;
+  Op op;
+  tile_reduce_node(const A& x, Op o) : a(x), op(o) {
+    const auto e = x.get_extent();
+    if (e[0] % R != 0 || e[1] % C != 0)
+      throw shape_error(std::string("tessera::") + (Mean ? "tile_mean<" : "tile_reduce<") +
+                        std::to_string(R) + "," + std::to_string(C) + ">: extent " + to_string(e) +
+                        " is not a multiple of the tile");
+  }
+  extent<2> get_extent() const { return extent<2>(a.get_extent()[0] / R, a.get_extent()[1] / C); }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Builders. Operands may be arrays, array_views, nodes or (for elementwise ops) scalars.
+
+#define TESSERA_BINARY_BUILDER(fn, Op)                                                            \
+  template <class A, class B>                                                                     \
+  requires((impl::expression_like<A> || impl::expression_like<B>)&&(                              \
+      impl::expression_like<A> || std::is_arithmetic_v<A>)&&(impl::expression_like<B> ||          \
+                                                             std::is_arithmetic_v<B>)) auto       \
+  fn(const A& a, const B& b) {                                                                    \
+    return binary_node<Op, impl::expr_t<A>, impl::expr_t<B>>(impl::as_expr(a), impl::as_expr(b)); \
+  }
+TESSERA_BINARY_BUILDER(operator+, ops::add)
+TESSERA_BINARY_BUILDER(operator-, ops::sub)
+TESSERA_BINARY_BUILDER(operator*, ops::mul)
+TESSERA_BINARY_BUILDER(operator/, ops::div)
+TESSERA_BINARY_BUILDER(operator<, ops::less)
+TESSERA_BINARY_BUILDER(operator<=, ops::less_equal)
+TESSERA_BINARY_BUILDER(operator>, ops::greater)
+TESSERA_BINARY_BUILDER(operator>=, ops::greater_equal)
+TESSERA_BINARY_BUILDER(min, ops::min)
+TESSERA_BINARY_BUILDER(max, ops::max)
+TESSERA_BINARY_BUILDER(pow, ops::pow)
+#undef TESSERA_BINARY_BUILDER
+
+#define TESSERA_UNARY_BUILDER(fn, Op)                         \
+  template <class A>                                          \
+  requires impl::expression_like<A>                           \
+  auto fn(const A& a) {                                       \
+    return unary_node<Op, impl::expr_t<A>>(impl::as_expr(a)); \
+  }
+TESSERA_UNARY_BUILDER(operator-, ops::negate)
+TESSERA_UNARY_BUILDER(exp, ops::exp)
+TESSERA_UNARY_BUILDER(log, ops::log)
+TESSERA_UNARY_BUILDER(sqrt, ops::sqrt)
+TESSERA_UNARY_BUILDER(abs, ops::abs)
+TESSERA_UNARY_BUILDER(sin, ops::sin)
+TESSERA_UNARY_BUILDER(cos, ops::cos)
+TESSERA_UNARY_BUILDER(tanh, ops::tanh)
+TESSERA_UNARY_BUILDER(relu, ops::relu)
+TESSERA_UNARY_BUILDER(square, ops::square)
+#undef TESSERA_UNARY_BUILDER
+
+/// `where(cond, a, b)`: a where cond is nonzero, else b. \throws shape_error extents differ
+template <class C, class A, class B>
+requires(impl::expression_like<C> || impl::expression_like<A> ||
+         impl::expression_like<B>) auto where(const C& c, const A& a, const B& b) {
+  return where_node<impl::expr_t<C>, impl::expr_t<A>, impl::expr_t<B>>(
+      impl::as_expr(c), impl::as_expr(a), impl::as_expr(b));
+}
+
+/// `matmul(A, B)`: (M x K) x (K x N) -> (M x N). \throws shape_error inner dimensions differ
+template <class A, class B>
+requires(impl::expression_like<A>&& impl::expression_like<B>) auto matmul(const A& a, const B& b) {
+  return matmul_node<impl::expr_t<A>, impl::expr_t<B>>(impl::as_expr(a), impl::as_expr(b));
+}
+
+/// `transpose(A)`: (M x N) -> (N x M).
+template <class A>
+requires impl::expression_like<A>
+auto transpose(const A& a) {
+  return transpose_node<impl::expr_t<A>>(impl::as_expr(a));
+}
+
+/// Reduces every R x C tile of A with `op` (e.g. ops::add, ops::max): (M x N) -> (M/R x N/C).
+/// \throws shape_error when M % R or N % C is not 0
+template <int R, int C, class A, class Op>
+requires impl::expression_like<A>
+auto tile_reduce(const A& a, Op op) {
+  return tile_reduce_node<R, C, Op, impl::expr_t<A>, false>(impl::as_expr(a), op);
+}
+/// The mean of every R x C tile of A (seed 000 as an expression): (M x N) -> (M/R x N/C).
+template <int R, int C, class A>
+requires impl::expression_like<A>
+auto tile_mean(const A& a) {
+  return tile_reduce_node<R, C, ops::add, impl::expr_t<A>, true>(impl::as_expr(a), ops::add{});
+}
+
+}  // namespace tessera

@@ -1,0 +1,173 @@
+// Tier 1 expressions against Eigen on random shapes (fixed seed): every node kind and the fused
+// combinations; aliasing; shape errors that leave the destination untouched.
+// Tolerances: elementwise float ops 1e-6 relative; matmul |err| <= 1e-5 * (K + 1).
+#include "test_util.hpp"
+
+// `index` alone would also find POSIX ::index(); the using-declaration below hides it.
+namespace {
+using namespace tessera;
+using tessera::index;
+using tt::max_abs_diff;
+
+using M = eigen_matrix<float>;
+
+std::vector<std::pair<long, long>> shapes() {
+  std::vector<std::pair<long, long>> s = {{1, 1},   {0, 5},   {7, 0}, {13, 17},
+                                          {16, 16}, {31, 64}, {97, 3}};
+  for (int i = 0; i < 4; ++i) s.push_back({tt::random_size(1, 150), tt::random_size(1, 150)});
+  return s;
+}
+
+TEST_CASE("elementwise chains with scalars, unary math, min/max, where") {
+  for (auto [r, c] : shapes()) {
+    CAPTURE(r);
+    CAPTURE(c);
+    M ea = tt::random_matrix<float>(r, c), eb = tt::random_matrix<float>(r, c),
+      ec = tt::random_matrix<float>(r, c);
+    array<float, 2> A = from_eigen(ea), B = from_eigen(eb), Cc = from_eigen(ec), D(r, c);
+    D = 2.f * A + 3.f * B - Cc;
+    CHECK(max_abs_diff(to_eigen(D), M(2.f * ea + 3.f * eb - ec)) <= 1e-6);
+    D = exp(A) / (abs(B) + 1.f) - sqrt(abs(Cc));
+    M ref = (ea.array().exp() / (eb.array().abs() + 1.f) - ec.array().abs().sqrt()).matrix();
+    CHECK(max_abs_diff(to_eigen(D), ref) <= 1e-5);
+    D = relu(A - B) + min(A, B) * max(B, Cc);
+    ref = ((ea - eb).cwiseMax(0.f).array() + ea.cwiseMin(eb).array() * eb.cwiseMax(ec).array())
+              .matrix();
+    CHECK(max_abs_diff(to_eigen(D), ref) <= 1e-6);
+    D = where(A > B, A, -B);
+    ref = (ea.array() > eb.array()).select(ea, -eb);
+    CHECK(max_abs_diff(to_eigen(D), ref) == 0.0);
+    auto E = eval(A * A - 1.f);
+    static_assert(std::is_same_v<decltype(E), array<float, 2>>);
+    CHECK(max_abs_diff(to_eigen(E), M(ea.array().square() - 1.f)) <= 1e-6);
+  }
+}
+
+TEST_CASE("elementwise on ranks 1 and 3, integers, and array_view operands") {
+  std::vector<int> h(60);
+  for (int i = 0; i < 60; ++i) h[i] = i - 30;
+  array_view<int, 3> v(extent<3>(3, 4, 5), h);
+  array<int, 3> out = v * 2 + 1;
+  auto o = out.to_vector();
+  for (int i = 0; i < 60; ++i) CHECK(o[i] == 2 * (i - 30) + 1);
+  array<double, 1> x(extent<1>(1000));
+  x = x + 0.5;
+  x = x * x;
+  auto xv = x.to_vector();
+  CHECK(xv.front() == 0.25);
+  CHECK(xv.back() == 0.25);
+}
+
+TEST_CASE("matmul, alone and with a fused epilogue") {
+  std::vector<std::array<long, 3>> mkn = {{1, 1, 1},    {0, 4, 3},    {5, 0, 3},
+                                          {17, 13, 31}, {64, 64, 64}, {33, 100, 7}};
+  for (int i = 0; i < 3; ++i)
+    mkn.push_back({tt::random_size(1, 130), tt::random_size(1, 130), tt::random_size(1, 130)});
+  for (auto [m, k, n] : mkn) {
+    CAPTURE(m);
+    CAPTURE(k);
+    CAPTURE(n);
+    M ea = tt::random_matrix<float>(m, k), eb = tt::random_matrix<float>(k, n),
+      ec = tt::random_matrix<float>(m, n);
+    array<float, 2> A = from_eigen(ea), B = from_eigen(eb), Cc = from_eigen(ec), D(m, n);
+    const double tol = 1e-5 * double(k + 1);
+    D = matmul(A, B);
+    M ab = (ea.cast<double>() * eb.cast<double>()).cast<float>();
+    CHECK(max_abs_diff(to_eigen(D), ab) <= tol);
+    const float alpha = 1.5f, beta = -0.25f;
+    D = relu(matmul(A, B) * alpha + beta * Cc);
+    M ref = (alpha * ab + beta * ec).cwiseMax(0.f);
+    CHECK(max_abs_diff(to_eigen(D), ref) <= 2 * tol);
+    // Operands that are expressions themselves are materialized first.
+    D = matmul(A * 2.f, B - 1.f) + 1.f;
+    ref = ((2.f * ea).cast<double>() * (eb.array() - 1.f).matrix().cast<double>()).cast<float>();
+    ref.array() += 1.f;
+    CHECK(max_abs_diff(to_eigen(D), ref) <= 4 * tol * (1 + 1));
+  }
+}
+
+TEST_CASE("transpose: alone, fused with elementwise, with a schedule, on uneven shapes") {
+  for (auto [r, c] : shapes()) {
+    CAPTURE(r);
+    CAPTURE(c);
+    M ea = tt::random_matrix<float>(r, c), eb = tt::random_matrix<float>(c, r);
+    array<float, 2> A = from_eigen(ea), B = from_eigen(eb), T(c, r);
+    T = transpose(A);
+    CHECK(max_abs_diff(to_eigen(T), M(ea.transpose())) == 0.0);
+    T = transpose(A) + B;
+    CHECK(max_abs_diff(to_eigen(T), M(ea.transpose() + eb)) <= 1e-6);
+    T = transpose(A * 2.f).tile<8, 8>() - B;
+    CHECK(max_abs_diff(to_eigen(T), M(2.f * ea.transpose() - eb)) <= 1e-6);
+    array<float, 2> U = transpose(transpose(A));  // nested: inner one materialized
+    CHECK(max_abs_diff(to_eigen(U), ea) == 0.0);
+  }
+}
+
+TEST_CASE("tile_reduce and tile_mean against Eigen block reductions") {
+  for (int trial = 0; trial < 5; ++trial) {
+    const long r = 4 * tt::random_size(1, 30), c = 8 * tt::random_size(1, 20);
+    M ea = tt::random_matrix<float>(r, c);
+    array<float, 2> A = from_eigen(ea);
+    array<float, 2> mean22 = tile_mean<2, 2>(A), mean48 = tile_mean<4, 8>(A);
+    array<float, 2> mx = tile_reduce<4, 4>(A, ops::max{});
+    array<float, 2> fused = relu(tile_mean<2, 2>(A * A) - 0.1f);
+    M r22(r / 2, c / 2), r48(r / 4, c / 8), rmx(r / 4, c / 4), rf(r / 2, c / 2);
+    for (long i = 0; i < r / 2; ++i)
+      for (long j = 0; j < c / 2; ++j) {
+        r22(i, j) = ea.block(2 * i, 2 * j, 2, 2).mean();
+        rf(i, j) = std::max(0.f, ea.block(2 * i, 2 * j, 2, 2).array().square().mean() - 0.1f);
+      }
+    for (long i = 0; i < r / 4; ++i)
+      for (long j = 0; j < c / 8; ++j) r48(i, j) = ea.block(4 * i, 8 * j, 4, 8).mean();
+    for (long i = 0; i < r / 4; ++i)
+      for (long j = 0; j < c / 4; ++j) rmx(i, j) = ea.block(4 * i, 4 * j, 4, 4).maxCoeff();
+    CHECK(max_abs_diff(to_eigen(mean22), r22) <= 1e-6);
+    CHECK(max_abs_diff(to_eigen(mean48), r48) <= 1e-6);
+    CHECK(max_abs_diff(to_eigen(mx), rmx) == 0.0);
+    CHECK(max_abs_diff(to_eigen(fused), rf) <= 1e-6);
+  }
+  // Seed 000 as one expression: 8x8 of 0..63, 2x2 tiles.
+  std::vector<float> raw(64);
+  for (int i = 0; i < 64; ++i) raw[i] = float(i);
+  array<float, 2> m(extent<2>(8, 8), raw.begin(), raw.end());
+  array<float, 2> avg = tile_mean<2, 2>(m);
+  CHECK(avg.to_vector() == std::vector<float>{4.5, 6.5, 8.5, 10.5, 20.5, 22.5, 24.5, 26.5, 36.5,
+                                              38.5, 40.5, 42.5, 52.5, 54.5, 56.5, 58.5});
+}
+
+TEST_CASE("aliasing: A = transpose(A), A = matmul(A, B), A = A + 1 are correct") {
+  M ea = tt::random_matrix<float>(24, 24), eb = tt::random_matrix<float>(24, 24);
+  array<float, 2> A = from_eigen(ea), B = from_eigen(eb);
+  A = transpose(A);
+  CHECK(max_abs_diff(to_eigen(A), M(ea.transpose())) == 0.0);
+  A = from_eigen(ea);
+  A = matmul(A, B);
+  CHECK(max_abs_diff(to_eigen(A), M(ea * eb)) <= 1e-4);
+  A = from_eigen(ea);
+  A = A + 1.f;
+  CHECK(max_abs_diff(to_eigen(A), M(ea.array() + 1.f)) == 0.0);
+  A = from_eigen(ea);
+  A = transpose(A) + A;
+  CHECK(max_abs_diff(to_eigen(A), M(ea.transpose() + ea)) <= 1e-6);
+}
+
+TEST_CASE("shape errors name the operation and extents, before anything runs") {
+  array<float, 2> A(3, 4), B(4, 3), C(3, 3);
+  CHECK_THROWS_WITH_AS(A + B, doctest::Contains("(3,4) and (4,3) differ"), shape_error);
+  CHECK_THROWS_WITH_AS(matmul(A, A),
+                       doctest::Contains("matmul: inner dimensions differ: A (3,4) x B (3,4)"),
+                       shape_error);
+  CHECK_THROWS_WITH_AS((tile_mean<2, 2>(A * 1.f)),
+                       doctest::Contains("tile_mean<2,2>: extent (3,4)"), shape_error);
+  array<float, 2> D(extent<2>(2, 2));
+  auto v0 = D.to_vector();
+  CHECK_THROWS_WITH_AS(D = matmul(A, B), doctest::Contains("destination extent (2,2)"),
+                       shape_error);
+  CHECK(D.to_vector() == v0);
+  // Empty extents are a no-op.
+  array<float, 2> E(0, 4), F(0, 4);
+  E = F * 2.f;
+  CHECK(E.size() == 0);
+}
+
+}  // namespace

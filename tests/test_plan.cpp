@@ -1,0 +1,114 @@
+// Kernel plans as values: fusion (kernel counts), barrier placement and scratch bytes. Plans of
+// the GPU-style lowering are produced on the host with a GPU target description.
+#include "test_util.hpp"
+
+namespace {
+using namespace tessera;
+using codegen::memory_space_kind;
+using tessera::index;
+
+codegen::target gpu_target() {
+  codegen::target t;
+  t.backend = "Cuda (planned on the host)";
+  t.thread_per_logical = true;
+  t.scratch_max[0] = 48 * 1024;
+  t.scratch_max[1] = 1u << 30;
+  t.max_team_size = 1024;
+  t.packed_matmul = false;
+  return t;
+}
+
+TEST_CASE("elementwise chains are one kernel without scratch or barriers") {
+  array<float, 2> A(64, 32), B(64, 32), Cc(64, 32);
+  const auto p = plan(2.f * A + 3.f * B - Cc);
+  REQUIRE(p.kernels.size() == 1);
+  CHECK(p.kernels[0].policy == "RangePolicy");
+  CHECK(p.kernels[0].league_size == 64 * 32);
+  CHECK(p.kernels[0].barriers.empty());
+  CHECK(p.kernels[0].scratch_bytes[0] == 0);
+}
+
+TEST_CASE(
+    "relu(matmul(A,B) * alpha + beta * C) is one kernel; GPU plan: two L0 tiles, two barriers per "
+    "k-step") {
+  array<float, 2> A(64, 48), B(48, 32), Cc(64, 32);
+  auto e = relu(matmul(A, B) * 2.f + 0.5f * Cc);
+  CHECK(plan(e).kernels.size() == 1);
+  const auto low = codegen::lower(backends::expr::make_graph(e), gpu_target(), nullptr);
+  REQUIRE(low.plan.kernels.size() == 1);
+  const auto& k = low.plan.kernels[0];
+  CHECK(k.team_size == 256);
+  CHECK(k.league_size == 4 * 2);
+  CHECK(k.scratch_bytes[0] == 2 * 16 * 16 * 4 + 0);  // a_tile at 0, b_tile at 1024
+  CHECK(k.buffers[0].space == memory_space_kind::scratch_level0);
+  CHECK(k.buffers[1].offset == 1024);
+  REQUIRE(k.barriers.size() == 2);
+  CHECK(k.barriers[0].in_loop);
+  CHECK(k.barriers[1].in_loop);
+  CHECK(k.barriers[0].hazard.find("read-after-write") != std::string::npos);
+  CHECK(k.barriers[1].hazard.find("write-after-read") != std::string::npos);
+  // A .tile<32,32>() schedule changes the tile and the scratch bytes.
+  const auto low32 = codegen::lower(backends::expr::make_graph(matmul(A, B).tile<32, 32>()),
+                                    gpu_target(), nullptr);
+  CHECK(low32.plan.kernels[0].scratch_bytes[0] == 2 * 32 * 32 * 4);
+}
+
+TEST_CASE("transpose(A) + B is one kernel staging A's tile through scratch, one barrier") {
+  array<float, 2> A(40, 70), B(70, 40);
+  const auto low =
+      codegen::lower(backends::expr::make_graph(transpose(A) + B), gpu_target(), nullptr);
+  REQUIRE(low.plan.kernels.size() == 1);
+  const auto& k = low.plan.kernels[0];
+  CHECK(k.buffers[0].name == "staged_T0");
+  CHECK(k.buffers[0].bytes == 32 * 33 * 4);  // one padding column against bank conflicts
+  REQUIRE(k.barriers.size() == 1);
+  CHECK(k.barriers[0].hazard.find("read-after-write on staged_T0") != std::string::npos);
+  CHECK_FALSE(k.barriers[0].in_loop);
+  CHECK(k.tiles == std::vector<std::int64_t>{3, 2});
+}
+
+TEST_CASE("non-fusable nodes are materialized first; kernel order is post-order") {
+  array<float, 2> A(16, 16), B(16, 16);
+  const auto p = plan(matmul(A, B) + matmul(B, A));
+  REQUIRE(p.kernels.size() == 2);
+  CHECK(p.kernels[0].buffers.back().name.rfind("tmp", 0) == 0);
+  const auto p2 = plan(tile_mean<2, 2>(transpose(A)) + 1.f);
+  CHECK(p2.kernels.size() == 2);
+  const auto p3 = plan(matmul(A + B, A));
+  CHECK(p3.kernels.size() == 2);
+}
+
+TEST_CASE("barrier insertion pass: only where scratch is read after write or written after read") {
+  using codegen::phase_program;
+  phase_program p;
+  p.prologue = {{"write s", {{"s", true, false}}},
+                {"write t", {{"t", true, false}}},
+                {"read s", {{"s", false, false}}},
+                {"read s again", {{"s", false, false}}},
+                {"own update of u", {{"u", true, true}, {"u", false, true}}}};
+  auto b = codegen::insert_barriers(p);
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].after_phase == 1);
+  // Write-after-read across loop iterations only.
+  phase_program q;
+  q.loop = {
+      {"read s", {{"s", false, false}}}, {"unrelated", {}}, {"write s", {{"s", true, false}}}};
+  b = codegen::insert_barriers(q);
+  REQUIRE(b.size() == 2);
+  CHECK(b[0].after_phase == 1);  // write-after-read inside the iteration
+  CHECK(b[1].after_phase == 2);  // read-after-write across iterations
+  CHECK(b[1].hazard.find("across iterations") != std::string::npos);
+}
+
+TEST_CASE("explain prints memory spaces and barriers") {
+  array<float, 2> A(64, 64), B(64, 64);
+  const std::string s = explain(relu(matmul(A, B)));
+  CHECK(s.find("1 kernel") == 0);
+  CHECK(s.find("A : float -> global") != std::string::npos);
+  CHECK(s.find("out : float -> global") != std::string::npos);
+  CHECK(s.find("barrier") != std::string::npos);
+  const std::string t = explain(tile_mean<4, 4>(A));
+  CHECK(t.find("row_acc : float[16] -> scratch L0") != std::string::npos);
+}
+
+}  // namespace
