@@ -5,6 +5,7 @@
 
 #include <tessera/backends/expr_eval.hpp>
 #include <tessera/backends/tile_launch.hpp>
+#include <tessera/backends/tile_program.hpp>
 #include <tessera/codegen/kernel_plan.hpp>
 #include <tessera/codegen/lower.hpp>
 #include <tessera/dsl/array.hpp>

@@ -30,6 +30,7 @@ class planning_context final : public tessera::impl::host_context {
   struct barrier_record {
     int after_phase;
     fence_kind fence;
+    std::string reason;
   };
   bool sizing() const override { return true; }
   void* allocate_static(const buffer_desc& d, int& id) override {
@@ -41,15 +42,18 @@ class planning_context final : public tessera::impl::host_context {
   void access(int, index_type, bool) override {}
   void out_of_bounds(int, const index_type*, int) override {}
   void barrier(fence_kind f) override {
-    barriers.push_back({phase, f});
+    barriers.push_back({phase, f, reason});
+    reason.clear();
     ++phase;
   }
+  void barrier_reason(const std::string& r) override { reason = r; }
   void set_thread(int) override {}
 
   std::vector<buffer_desc> statics;
   std::vector<buffer_desc> locals;
   std::vector<barrier_record> barriers;
   int phase = 0;
+  std::string reason;
 };
 
 /// Runs tiles on the host, one logical thread at a time, checking every tile_static access.

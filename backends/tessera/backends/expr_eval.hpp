@@ -5,6 +5,7 @@
 #pragma once
 
 #include <tessera/backends/tile_launch.hpp>
+#include <tessera/backends/tile_program.hpp>
 #include <tessera/codegen/lower.hpp>
 #include <tessera/dsl/expr/nodes.hpp>
 
@@ -411,10 +412,10 @@ void run_staged(const E& e, int id, build_ctx& b, const OutV& out, const codegen
                 int nslots) {
   auto ev = make_eval(e, id, b);
   using T = typename OutV::non_const_value_type;
-  const int ts = static_cast<int>(k.tile[0]);
-  const int ld = ts + (default_backend_traits::thread_per_logical ? 1 : 0);
+  const int th = static_cast<int>(k.tile[0]), tw = static_cast<int>(k.tile[1]);
+  const int ld = th + (default_backend_traits::thread_per_logical ? 1 : 0);
   const index_type rows = out.extent(0), cols = out.extent(1);
-  const index_type tiles_j = k.tiles[1];
+  const index_type tiles_i = k.tiles[0];
   const int level = k.scratch_bytes[1] ? 1 : 0;
   const std::size_t bytes = k.scratch_bytes[level];
   std::size_t offs[4] = {0, 0, 0, 0};
@@ -423,21 +424,22 @@ void run_staged(const E& e, int id, build_ctx& b, const OutV& out, const codegen
   policy.set_scratch_size(level, Kokkos::PerTeam(bytes + 64));
   Kokkos::parallel_for(
       "tessera::staged_elementwise", policy, KOKKOS_LAMBDA(const team_policy::member_type& team) {
-        const index_type ti = team.league_rank() / tiles_j, tj = team.league_rank() % tiles_j;
+        // Tiles down a column of the output first: consecutive teams read the same operand rows.
+        const index_type ti = team.league_rank() % tiles_i, tj = team.league_rank() / tiles_i;
         ectx<char> c;
-        c.oi = ti * ts;
-        c.oj = tj * ts;
+        c.oi = ti * th;
+        c.oj = tj * tw;
         c.ld = ld;
         auto raw = reinterpret_cast<std::uintptr_t>(team.team_scratch(level).get_shmem(bytes + 64));
         char* base = reinterpret_cast<char*>((raw + 63) & ~std::uintptr_t{63});
         for (int s = 0; s < nslots; ++s) c.staged[s] = base + offs[s];
         // Phase 1: stage (rows of each transposed operand, read contiguously).
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, ts),
-                             [&](int r) { ev.stage(c, ts, r, 0); });
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tw),
+                             [&](int r) { ev.stage(c, th, r, 0); });
         team.team_barrier();  // read-after-write on the staged tiles
         // Phase 2: evaluate and store rows of the output tile.
-        const index_type ni = rows - c.oi < ts ? rows - c.oi : ts;
-        const index_type nj = cols - c.oj < ts ? cols - c.oj : ts;
+        const index_type ni = rows - c.oi < th ? rows - c.oi : th;
+        const index_type nj = cols - c.oj < tw ? cols - c.oj : tw;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, static_cast<int>(ni)), [&](int ii) {
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, static_cast<int>(nj)), [&](int jj) {
             out(c.oi + ii, c.oj + jj) = static_cast<T>(ev.at(c, c.oi + ii, c.oj + jj));
@@ -463,8 +465,9 @@ auto matmul_operand(const A& a, int id, build_ctx& b) {
   return v;
 }
 
-/// matmul core + epilogue. Tiled algorithm (seed 002) as a Tier 0 kernel: two TS x TS tiles in
-/// scratch, two barriers per k-step, epilogue on the output tile.
+/// matmul core + epilogue, tiled algorithm (seed 002) written as a Tier 2 tile program: two
+/// TS x TS tiles in scratch; the program inserts the two barriers per k-step (read-after-write
+/// after the loads, write-after-read before the next loads); epilogue on the output tile.
 template <int TS, class Core, class E, class OutV>
 void run_matmul_tiled(const Core& mm, int core_id, const E& e, int id, build_ctx& b,
                       const OutV& out) {
@@ -474,35 +477,34 @@ void run_matmul_tiled(const Core& mm, int core_id, const E& e, int id, build_ctx
   auto A = matmul_operand(mm.a, b.g->nodes[core_id].children[0], b);
   auto B = matmul_operand(mm.b, b.g->nodes[core_id].children[1], b);
   const index_type M = A.extent(0), K = A.extent(1), N = B.extent(1);
-  parallel_for_each(extent<2>(M, N).tile<TS, TS>().pad(), [=](tile_group<TS, TS>& g) {
-    auto at = g.template tile_static<T[TS][TS]>("a_tile");
-    auto bt = g.template tile_static<T[TS][TS]>("b_tile");
-    auto acc = g.template tile_local<T>(T(0), "acc");
-    for (index_type k0 = 0; k0 < K; k0 += TS) {
-      g.for_each([&](const tiled_index<TS, TS>& t) {
-        const index_type i = t.global[0], ka = k0 + t.local[1], kb = k0 + t.local[0],
-                         j = t.global[1];
-        at(t.local[0], t.local[1]) = (i < M && ka < K) ? T(A(i, ka)) : T(0);
-        bt(t.local[0], t.local[1]) = (kb < K && j < N) ? T(B(kb, j)) : T(0);
-      });
-      g.barrier.wait();
-      g.for_each([&](const tiled_index<TS, TS>& t) {
-        T s = acc(t);
-        const T* arow = at.data() + t.local[0] * TS;
-        const T* bcol = bt.data() + t.local[1];
-        for (int k = 0; k < TS; ++k) s += arow[k] * bcol[k * TS];
-        acc(t) = s;
-      });
-      g.barrier.wait();
-    }
-    g.for_each([&](const tiled_index<TS, TS>& t) {
-      if (t.global[0] < M && t.global[1] < N) {
-        ectx<T> c;
-        c.acc = acc(t);
-        out(t.global[0], t.global[1]) = static_cast<OT>(ev.at(c, t.global[0], t.global[1]));
-      }
-    });
-  });
+  const array<OT, 2> C(out);
+  parallel_for_each(extent<2>(M, N).tile<TS, TS>().pad(), tile_program([=](auto& p) {
+                      auto at = p.template tile_static<T[TS][TS]>("a_tile");
+                      auto bt = p.template tile_static<T[TS][TS]>("b_tile");
+                      auto acc = p.template tile_local<T>(T(0), "acc");
+                      for (index_type k0 = 0; k0 < K; k0 += TS) {
+                        p.load(at, [&](const tiled_index<TS, TS>& t) {
+                          const index_type i = t.global[0], k = k0 + t.local[1];
+                          return (i < M && k < K) ? T(A(i, k)) : T(0);
+                        });
+                        p.load(bt, [&](const tiled_index<TS, TS>& t) {
+                          const index_type k = k0 + t.local[0], j = t.global[1];
+                          return (k < K && j < N) ? T(B(k, j)) : T(0);
+                        });
+                        p.compute(reads(at, bt), [&](const tiled_index<TS, TS>& t) {
+                          T s = acc(t);
+                          const T* arow = at.data() + t.local[0] * TS;
+                          const T* bcol = bt.data() + t.local[1];
+                          for (int k = 0; k < TS; ++k) s += arow[k] * bcol[k * TS];
+                          acc(t) = s;
+                        });
+                      }
+                      p.store(C, [&](const tiled_index<TS, TS>& t) {
+                        ectx<T> c;
+                        c.acc = acc(t);
+                        return static_cast<OT>(ev.at(c, t.global[0], t.global[1]));
+                      });
+                    }));
 }
 
 template <class Core, class E, class OutV>
@@ -684,6 +686,12 @@ inline codegen::target make_target() {
   t.max_team_size = traits::thread_per_logical ? 1024 : 1;
   t.concurrency = Kokkos::DefaultExecutionSpace().concurrency();
   t.packed_matmul = false;
+  if (!traits::thread_per_logical) {
+    // CPU: tall output tiles, so each staged operand row is a long contiguous read and each
+    // output row segment is one 64-byte cache line.
+    t.transpose_tile[0] = 256;
+    t.transpose_tile[1] = 16;
+  }
   return t;
 }
 

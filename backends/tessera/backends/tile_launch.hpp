@@ -111,7 +111,7 @@ codegen::kernel_plan plan_tile_kernel(const char* fn, const tiled_extent<T...>& 
         {d.name, d.type, codegen::memory_space_kind::private_memory, d.bytes, 0, "tile_local"});
   p.phases = ctx.phase + 1;
   for (const auto& b : ctx.barriers)
-    p.barriers.push_back({b.after_phase, to_string(b.fence), "", false});
+    p.barriers.push_back({b.after_phase, to_string(b.fence), b.reason, false});
   p.notes.push_back("global memory: the arrays and views the kernel captures");
   return p;
 }

@@ -64,10 +64,10 @@ struct target {
   std::size_t scratch_max[2] = {32768, 20u << 20};
   int max_team_size = 1;
   int concurrency = 1;
-  int transpose_tile = 32;      ///< default staging tile for transposes
-  int matmul_tile = 16;         ///< tile of the tiled (GPU) matmul
-  bool packed_matmul = true;    ///< CPU: packed panels + register-blocked micro-kernel
-  std::string matmul_blocking;  ///< description of the CPU blocking (from the tuner)
+  int transpose_tile[2] = {32, 32};  ///< default output tile (rows, cols) of staged transposes
+  int matmul_tile = 16;              ///< tile of the tiled (GPU) matmul
+  bool packed_matmul = true;         ///< CPU: packed panels + register-blocked micro-kernel
+  std::string matmul_blocking;       ///< description of the CPU blocking (from the tuner)
 };
 
 }  // namespace tessera::codegen

@@ -54,6 +54,8 @@ class host_context {
   /// An index outside buffer `id`'s extent: throws bounds_error.
   virtual void out_of_bounds(int id, const index_type* idx, int rank) = 0;
   virtual void barrier(fence_kind f) = 0;
+  /// Why the next barrier is there (Tier 2 programs say which hazard it resolves).
+  virtual void barrier_reason(const std::string&) {}
   /// The logical thread now running (row-major local rank), or -1 for code outside for_each.
   virtual void set_thread(int linear) = 0;
 };

@@ -315,6 +315,11 @@ class tile_group {
     }
   }
 
+  /// The host context in the planning pass and checked mode (nullptr in kernels).
+  TESSERA_INLINE impl::host_context* host_context() const {
+    return ctx_;
+  }
+
   /// Scratch bytes this tile has allocated so far (after the body: the kernel's total).
   TESSERA_INLINE std::size_t scratch_bytes() const {
     return offset_;

@@ -10,10 +10,11 @@
 /// Same rule as TileLang's thread_storage_sync and GridTools' need_sync.
 #pragma once
 
+#include <tessera/codegen/hazards.hpp>
 #include <tessera/codegen/kernel_plan.hpp>
 
 #include <algorithm>
-#include <set>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -42,44 +43,47 @@ inline std::vector<barrier_plan> insert_barriers(const phase_program& p) {
     for (const auto& ph : p.loop) seq.push_back(&ph);
   for (const auto& ph : p.epilogue) seq.push_back(&ph);
   const int np = static_cast<int>(p.prologue.size()), nl = static_cast<int>(p.loop.size());
-  std::set<std::string> written, read;
+  std::map<std::string, int> bit;  // buffer name -> bit of the hazard tracker
+  auto mask = [&](const phase_desc& ph, bool write) {
+    std::uint32_t m = 0;
+    for (const auto& a : ph.accesses)
+      if (!a.owner_consistent && a.write == write) {
+        if (!bit.count(a.buffer)) bit[a.buffer] = static_cast<int>(bit.size());
+        m |= std::uint32_t{1} << (bit[a.buffer] % 32);
+      }
+    return m;
+  };
+  auto names = [&](std::uint32_t m) {
+    std::string s;
+    for (const auto& [name, b] : bit)
+      if (m & (std::uint32_t{1} << (b % 32))) s += (s.empty() ? "" : ", ") + name;
+    return s;
+  };
+  hazard_tracker h;
   std::vector<barrier_plan> out;
   for (int s = 0; s < static_cast<int>(seq.size()); ++s) {
-    std::string hazard;
-    for (const auto& a : seq[s]->accesses) {
-      if (a.owner_consistent) continue;
-      if (!a.write && written.count(a.buffer)) hazard = "read-after-write on " + a.buffer;
-      if (a.write && read.count(a.buffer)) hazard = "write-after-read on " + a.buffer;
-      if (a.write && written.count(a.buffer) && hazard.empty())
-        hazard = "write-after-write on " + a.buffer;
-      if (!hazard.empty()) break;
-    }
-    if (!hazard.empty()) {
-      written.clear();
-      read.clear();
-      // Map position s to the program's phase numbering.
+    const std::uint32_t r = mask(*seq[s], false), w = mask(*seq[s], true);
+    const hazard hz = h.check(r, w);
+    if (hz != hazard::none) {
+      const std::string what = std::string(to_string(hz)) + " on " + names(h.culprits(r, w));
+      h.clear();
       const bool in_first_copy = s >= np && s < np + nl;
       const bool in_second_copy = s >= np + nl && s < np + 2 * nl;
       if (in_first_copy) {
-        if (s - np > 0)  // barriers inside the body are taken from the second copy
-          ;
-        else
-          out.push_back({np - 1, "all memory", hazard + " (entering the loop)", false});
+        // Interior barriers of the body are reported once, from the second (steady) copy.
+        if (s == np) out.push_back({np - 1, "all memory", what + " (entering the loop)", false});
       } else if (in_second_copy) {
         const int pos = s - np - nl;  // 0: loop-carried, at the end of every iteration
         if (pos == 0)
-          out.push_back({np + nl - 1, "tile_static memory", hazard + " across iterations", true});
+          out.push_back({np + nl - 1, "tile_static memory", what + " across iterations", true});
         else
-          out.push_back({np + pos - 1, "tile_static memory", hazard, true});
+          out.push_back({np + pos - 1, "tile_static memory", what, true});
       } else {
-        const int phase = s < np ? s - 1 : s - nl - 1;  // epilogue follows one loop copy
-        out.push_back({phase, "tile_static memory", hazard, false});
+        const int phase = s < np ? s - 1 : s - nl - 1;  // the epilogue follows one loop copy
+        out.push_back({phase, "tile_static memory", what, false});
       }
     }
-    for (const auto& a : seq[s]->accesses) {
-      if (a.owner_consistent) continue;
-      (a.write ? written : read).insert(a.buffer);
-    }
+    h.apply(r, w);
   }
   std::stable_sort(out.begin(), out.end(), [](const barrier_plan& a, const barrier_plan& b) {
     return a.after_phase < b.after_phase;

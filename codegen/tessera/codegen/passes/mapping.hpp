@@ -21,12 +21,12 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
       k.mapping = "one iteration per element, flat contiguous index (vectorizable)";
       break;
     case kernel_spec::staged_transpose: {
-      const int ts = staged_tile(g, s, t);
-      k.tile = {ts, ts};
-      k.tiles = {ceil_div(root.extent[0], ts), ceil_div(root.extent[1], ts)};
+      const tile2 ts = staged_tile(g, s, t);
+      k.tile = {ts.rows, ts.cols};
+      k.tiles = {ceil_div(root.extent[0], ts.rows), ceil_div(root.extent[1], ts.cols)};
       k.league_size = k.tiles[0] * k.tiles[1];
-      k.logical_threads = ts * ts;
-      k.team_size = t.thread_per_logical ? std::min(ts * ts, t.max_team_size) : 1;
+      k.logical_threads = ts.rows * ts.cols;
+      k.team_size = t.thread_per_logical ? std::min(ts.rows * ts.cols, t.max_team_size) : 1;
       k.mapping = t.thread_per_logical ? "one team member per tile element"
                                        : "one team member per tile, vector loops along rows";
       break;

@@ -26,13 +26,20 @@ inline std::string tile_type(const graph_node& n, int r, int c) {
   return n.dtype + "[" + std::to_string(r) + "][" + std::to_string(c) + "]";
 }
 
-/// Tile of a staged-transpose kernel: the root's .tile<>(), else the first staged transpose's,
-/// else the target's default.
-inline int staged_tile(const expr_graph& g, const kernel_spec& k, const target& t) {
-  if (g.nodes[k.root].tile[0] > 0) return g.nodes[k.root].tile[0];
+/// Output tile (rows x cols) of a staged-transpose kernel: the root's .tile<>(), else the first
+/// staged transpose's, else the target's default. Each staged operand tile is cols x rows of
+/// the operand, read row by row (rows contiguous elements at a time).
+struct tile2 {
+  int rows, cols;
+};
+inline tile2 staged_tile(const expr_graph& g, const kernel_spec& k, const target& t) {
+  auto from = [](const graph_node& n) {
+    return tile2{n.tile[0], n.tile[1] > 0 ? n.tile[1] : n.tile[0]};
+  };
+  if (g.nodes[k.root].tile[0] > 0) return from(g.nodes[k.root]);
   for (int n : k.staged)
-    if (g.nodes[n].tile[0] > 0) return g.nodes[n].tile[0];
-  return t.transpose_tile;
+    if (g.nodes[n].tile[0] > 0) return from(g.nodes[n]);
+  return {t.transpose_tile[0], t.transpose_tile[1]};
 }
 
 inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, const target& t) {
@@ -43,15 +50,15 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
       b.notes.push_back("fused elementwise chain: each input read once, one store per element");
       break;
     case kernel_spec::staged_transpose: {
-      const int ts = staged_tile(g, k, t);
+      const tile2 ts = staged_tile(g, k, t);
       const int pad = t.thread_per_logical ? 1 : 0;  // bank-conflict padding on GPUs
       phase_desc stage{"stage transposed tiles", {}}, store{"evaluate and store", {}};
       int s = 0;
       for (int n : k.staged) {
         const std::string name = "staged_T" + std::to_string(s++);
         b.scratch.push_back(
-            {name, tile_type(g.nodes[n], ts, ts + pad),
-             std::size_t(ts) * (ts + pad) * g.nodes[n].elem_bytes,
+            {name, tile_type(g.nodes[n], ts.cols, ts.rows + pad),
+             std::size_t(ts.cols) * (ts.rows + pad) * g.nodes[n].elem_bytes,
              "staging of transpose(" + g.nodes[g.nodes[n].children[0]].label + ")"});
         stage.accesses.push_back({name, true, false});
         store.accesses.push_back({name, false, false});
