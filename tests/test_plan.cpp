@@ -108,7 +108,14 @@ TEST_CASE("explain prints memory spaces and barriers") {
   CHECK(s.find("out : float -> global") != std::string::npos);
   CHECK(s.find("barrier") != std::string::npos);
   const std::string t = explain(tile_mean<4, 4>(A));
-  CHECK(t.find("row_acc : float[16] -> scratch L0") != std::string::npos);
+  const auto low =
+      codegen::lower(backends::expr::make_graph(tile_mean<4, 4>(A)), gpu_target(), nullptr);
+  CHECK(codegen::to_string(low.plan).find("row_acc : float[64] -> scratch L0") !=
+        std::string::npos);
+  REQUIRE(low.plan.kernels[0].barriers.size() == 1);
+  CHECK(low.plan.kernels[0].barriers[0].hazard.find("read-after-write on row_acc") !=
+        std::string::npos);
+  CHECK(t.find("acc_chunk") != std::string::npos);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 ///        Public entry points: `array = expr`, `eval(expr)`, `explain(expr)`.
 #pragma once
 
+#include <tessera/backends/host/gemm.hpp>
 #include <tessera/backends/tile_launch.hpp>
 #include <tessera/backends/tile_program.hpp>
 #include <tessera/codegen/lower.hpp>
@@ -164,7 +165,7 @@ expr_graph make_graph(const E& e) {
   return g;
 }
 
-inline codegen::target make_target();
+inline codegen::target make_target(const expr_graph& g);
 
 // ------------------------------------------------------------------ evaluators (device) -----
 /// Per-kernel context an evaluator reads: the fused core's accumulator and staged tiles.
@@ -511,7 +512,10 @@ template <class Core, class E, class OutV>
 void run_matmul(const Core& mm, int core_id, const E& e, int id, build_ctx& b, const OutV& out,
                 int ts);
 
-/// tile_reduce core + epilogue: one team per output row; input rows read contiguously.
+/// tile_reduce core + epilogue: one team per output row. The R input rows are combined
+/// element by element into a scratch row (contiguous, vectorizable, each element owned by one
+/// logical thread); after a barrier, each output element combines its C entries of that row
+/// and the epilogue runs.
 template <class Core, class E, class OutV>
 void run_tile_reduce(const Core& tr, int core_id, const E& e, int id, build_ctx& b,
                      const OutV& out) {
@@ -521,30 +525,67 @@ void run_tile_reduce(const Core& tr, int core_id, const E& e, int id, build_ctx&
   using OT = typename OutV::non_const_value_type;
   constexpr int R = Core::rows, C = Core::cols;
   const auto op = tr.op;
-  const index_type ocols = out.extent(1);
-  const std::size_t bytes = static_cast<std::size_t>(ocols) * sizeof(T);
+  const index_type ocols = out.extent(1), icols = ocols * C;
+  const int rows = static_cast<int>(out.extent(0));
+  if constexpr (!default_backend_traits::thread_per_logical) {
+    // CPU: one member per output row; W input columns at a time accumulate over the R rows in
+    // a register-resident chunk (R contiguous streams), then each tile's C entries combine.
+    constexpr int W = C >= 64 ? C : (64 / C) * C;
+    Kokkos::parallel_for(
+        "tessera::tile_reduce", range_policy(0, rows), KOKKOS_LAMBDA(index_type i) {
+          const ectx<char> c0;
+          for (index_type j0 = 0; j0 < icols; j0 += W) {
+            const int w = icols - j0 < W ? static_cast<int>(icols - j0) : W;
+            T acc[W];
+            if (w == W) {
+              for (int jj = 0; jj < W; ++jj) acc[jj] = in.at(c0, i * R, j0 + jj);
+              for (int r = 1; r < R; ++r)
+                for (int jj = 0; jj < W; ++jj) acc[jj] = op(acc[jj], in.at(c0, i * R + r, j0 + jj));
+            } else {
+              for (int jj = 0; jj < w; ++jj) acc[jj] = in.at(c0, i * R, j0 + jj);
+              for (int r = 1; r < R; ++r)
+                for (int jj = 0; jj < w; ++jj) acc[jj] = op(acc[jj], in.at(c0, i * R + r, j0 + jj));
+            }
+            for (int q = 0; q < w / C; ++q) {
+              T a = acc[q * C];
+              for (int cc = 1; cc < C; ++cc) a = op(a, acc[q * C + cc]);
+              ectx<T> c;
+              c.acc = Core::mean ? T(a / T(R * C)) : a;
+              const index_type jo = j0 / C + q;
+              out(i, jo) = static_cast<OT>(ev.at(c, i, jo));
+            }
+          }
+        });
+    return;
+  }
+  // GPU: a team per output row; the R rows combine element by element into a scratch row
+  // (each element owned by one member), then after a barrier each output element combines
+  // its C entries.
+  const std::size_t bytes = static_cast<std::size_t>(icols) * sizeof(T);
   const int level = bytes + 64 > static_cast<std::size_t>(team_policy::scratch_size_max(0)) ? 1 : 0;
-  team_policy policy(static_cast<int>(out.extent(0)), 1);
+  if (bytes + 64 > static_cast<std::size_t>(team_policy::scratch_size_max(level)))
+    throw resource_error("tessera::tile_reduce: a row of " + std::to_string(icols) +
+                         " elements needs " + std::to_string(bytes) +
+                         " bytes of scratch per team, above the backend's limit");
+  team_policy policy(rows, Kokkos::AUTO);
   policy.set_scratch_size(level, Kokkos::PerTeam(bytes + 64));
   Kokkos::parallel_for(
-      "tessera::tile_reduce", policy, KOKKOS_LAMBDA(const team_policy::member_type& team) {
-        const index_type i = team.league_rank();
-        T* acc = static_cast<T*>(team.team_scratch(level).get_shmem(bytes + 64));
+      "tessera::tile_reduce", policy, KOKKOS_LAMBDA(const team_policy::member_type& m) {
+        const index_type i = m.league_rank();
+        auto raw = reinterpret_cast<std::uintptr_t>(m.team_scratch(level).get_shmem(bytes + 64));
+        T* row = reinterpret_cast<T*>((raw + 63) & ~std::uintptr_t{63});
         const ectx<char> c0;
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, static_cast<int>(ocols)), [&](int jo) {
-          T a = in.at(c0, i * R, index_type(jo) * C);
-          for (int cc = 1; cc < C; ++cc) a = op(a, in.at(c0, i * R, index_type(jo) * C + cc));
-          acc[jo] = a;
-        });
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(m, static_cast<int>(icols)),
+                             [&](int j) { row[j] = in.at(c0, i * R, j); });
         for (int r = 1; r < R; ++r)
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, static_cast<int>(ocols)), [&](int jo) {
-            T a = acc[jo];
-            for (int cc = 0; cc < C; ++cc) a = op(a, in.at(c0, i * R + r, index_type(jo) * C + cc));
-            acc[jo] = a;
-          });
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, static_cast<int>(ocols)), [&](int jo) {
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(m, static_cast<int>(icols)),
+                               [&](int j) { row[j] = op(row[j], in.at(c0, i * R + r, j)); });
+        m.team_barrier();  // read-after-write: output elements read other members' entries
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(m, static_cast<int>(ocols)), [&](int jo) {
+          T a = row[index_type(jo) * C];
+          for (int cc = 1; cc < C; ++cc) a = op(a, row[index_type(jo) * C + cc]);
           ectx<T> c;
-          c.acc = Core::mean ? T(acc[jo] / T(R * C)) : acc[jo];
+          c.acc = Core::mean ? T(a / T(R * C)) : a;
           out(i, jo) = static_cast<OT>(ev.at(c, i, jo));
         });
       });
@@ -587,7 +628,7 @@ void run_kernel(const E& e, int id, const kernel_spec& ks, const codegen::kernel
 template <class T, int N, class E>
 void execute(const array<T, N>& dst, const E& e) {
   const expr_graph g = make_graph(e);
-  const codegen::lowered low = codegen::lower(g, make_target(), dst.data());
+  const codegen::lowered low = codegen::lower(g, make_target(g), dst.data());
   std::map<int, std::any> temps;
   for (std::size_t k = 0; k < low.fusion.kernels.size(); ++k) {
     const kernel_spec& ks = low.fusion.kernels[k];
@@ -662,8 +703,8 @@ requires requires {
   typename E::tessera_expression_tag;
 }
 std::string explain(const E& e) {
-  return codegen::to_string(
-      codegen::lower(backends::expr::make_graph(e), backends::expr::make_target(), nullptr).plan);
+  const auto g = backends::expr::make_graph(e);
+  return codegen::to_string(codegen::lower(g, backends::expr::make_target(g), nullptr).plan);
 }
 
 /// The program plan of an expression as a value (for tests and tools).
@@ -672,11 +713,14 @@ requires requires {
   typename E::tessera_expression_tag;
 }
 codegen::program_plan plan(const E& e) {
-  return codegen::lower(backends::expr::make_graph(e), backends::expr::make_target(), nullptr).plan;
+  const auto g = backends::expr::make_graph(e);
+  return codegen::lower(g, backends::expr::make_target(g), nullptr).plan;
 }
 
 namespace backends::expr {
-inline codegen::target make_target() {
+/// The target description of the backend Tessera launches on. On CPU backends the matmul
+/// blocking comes from the autotuner (run once per element type and cached).
+inline codegen::target make_target(const expr_graph& g) {
   codegen::target t;
   using traits = default_backend_traits;
   t.backend = traits::name;
@@ -685,7 +729,21 @@ inline codegen::target make_target() {
   t.scratch_max[1] = static_cast<std::size_t>(team_policy::scratch_size_max(1));
   t.max_team_size = traits::thread_per_logical ? 1024 : 1;
   t.concurrency = Kokkos::DefaultExecutionSpace().concurrency();
-  t.packed_matmul = false;
+  t.packed_matmul = !traits::thread_per_logical;
+  if (t.packed_matmul) {
+    bool any_double = false, any_matmul = false;
+    for (const auto& n : g.nodes)
+      if (n.kind == node_kind::matmul) {
+        any_matmul = true;
+        any_double |= n.dtype == "double";
+      }
+    if (any_matmul) {
+      const host::gemm_blocking blk =
+          any_double ? host::tuned_blocking<double>() : host::tuned_blocking<float>();
+      t.matmul_blocking = host::describe(blk) + " (autotuned, cached)";
+      t.gemm_mc = blk.mc;
+    }
+  }
   if (!traits::thread_per_logical) {
     // CPU: tall output tiles, so each staged operand row is a long contiguous read and each
     // output row segment is one 64-byte cache line.
@@ -698,6 +756,27 @@ inline codegen::target make_target() {
 template <class Core, class E, class OutV>
 void run_matmul(const Core& mm, int core_id, const E& e, int id, build_ctx& b, const OutV& out,
                 int ts) {
+  using T = typename Core::value_type;
+  using OT = typename OutV::non_const_value_type;
+  if constexpr (!default_backend_traits::thread_per_logical && std::is_same_v<T, OT> &&
+                (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+    // CPU: packed panels + register-blocked micro-kernel, epilogue on each finished element.
+    if (!mm.sched.set()) {
+      auto ev = make_eval(e, id, b);
+      auto A = matmul_operand(mm.a, b.g->nodes[core_id].children[0], b);
+      auto B = matmul_operand(mm.b, b.g->nodes[core_id].children[1], b);
+      const index_type M = A.extent(0), K = A.extent(1), N = B.extent(1);
+      host::gemm<T>(
+          M, N, K, A.data(), K, B.data(), N, out.data(), N,
+          [ev](index_type i, index_type j, T acc) {
+            ectx<T> c;
+            c.acc = acc;
+            return static_cast<T>(ev.at(c, i, j));
+          },
+          host::tuned_blocking<T>());
+      return;
+    }
+  }
   switch (ts) {
     case 8:
       run_matmul_tiled<8>(mm, core_id, e, id, b, out);

@@ -68,6 +68,7 @@ struct target {
   int matmul_tile = 16;              ///< tile of the tiled (GPU) matmul
   bool packed_matmul = true;         ///< CPU: packed panels + register-blocked micro-kernel
   std::string matmul_blocking;       ///< description of the CPU blocking (from the tuner)
+  int gemm_mc = 0;                   ///< rows of C per team of the CPU matmul (from the blocking)
 };
 
 }  // namespace tessera::codegen

@@ -31,25 +31,36 @@ inline const char* to_string(hazard h) {
 }
 
 struct hazard_tracker {
-  std::uint32_t written = 0, read = 0;
-  /// The hazard a phase reading `r` and writing `w` has with what ran since the last barrier.
-  TESSERA_INLINE hazard check(std::uint32_t r, std::uint32_t w) const {
-    if (r & written) return hazard::read_after_write;
-    if (w & read) return hazard::write_after_read;
-    if (w & written) return hazard::write_after_write;
+  /// Buffers read / written since the last barrier by any logical thread (`read`, `written`),
+  /// and the subset accessed other than owner-consistently (`shared_read`, `shared_written`).
+  std::uint32_t written = 0, read = 0, shared_written = 0, shared_read = 0;
+  /// The hazard of a phase that reads `r` and writes `w` as shared accesses, and reads `orr` and
+  /// writes `ow` owner-consistently (each element by its owning logical thread only). Shared
+  /// accesses conflict with every earlier access; owner-consistent ones only with shared ones.
+  TESSERA_INLINE hazard check(std::uint32_t r, std::uint32_t w, std::uint32_t orr = 0,
+                              std::uint32_t ow = 0) const {
+    if ((r & written) || (orr & shared_written)) return hazard::read_after_write;
+    if ((w & read) || (ow & shared_read)) return hazard::write_after_read;
+    if ((w & written) || (ow & shared_written)) return hazard::write_after_write;
     return hazard::none;
   }
-  /// Which buffers caused `check`'s hazard (bit set).
-  TESSERA_INLINE std::uint32_t culprits(std::uint32_t r, std::uint32_t w) const {
-    if (r & written) return r & written;
-    if (w & read) return w & read;
-    return w & written;
+  /// Which buffers cause `check`'s hazard (bit set).
+  TESSERA_INLINE std::uint32_t culprits(std::uint32_t r, std::uint32_t w, std::uint32_t orr = 0,
+                                        std::uint32_t ow = 0) const {
+    const std::uint32_t raw = (r & written) | (orr & shared_written);
+    if (raw) return raw;
+    const std::uint32_t war = (w & read) | (ow & shared_read);
+    if (war) return war;
+    return (w & written) | (ow & shared_written);
   }
-  TESSERA_INLINE void apply(std::uint32_t r, std::uint32_t w) {
-    read |= r;
-    written |= w;
+  TESSERA_INLINE void apply(std::uint32_t r, std::uint32_t w, std::uint32_t orr = 0,
+                            std::uint32_t ow = 0) {
+    read |= r | orr;
+    written |= w | ow;
+    shared_read |= r;
+    shared_written |= w;
   }
-  TESSERA_INLINE void clear() { read = written = 0; }
+  TESSERA_INLINE void clear() { read = written = shared_read = shared_written = 0; }
 };
 
 }  // namespace tessera::codegen

@@ -4,7 +4,7 @@
 /// A phase is the code between two potential barriers, run by every logical thread of a tile.
 /// A barrier is needed before a phase that reads a scratch buffer written since the last barrier
 /// (read-after-write), or writes a scratch buffer read or written since then (write-after-read,
-/// write-after-write) — unless every such access is owner-consistent (each element touched by the
+/// write-after-write) — unless both accesses are owner-consistent (each element touched by the
 /// same logical thread). Loops are handled by walking the body twice: hazards found at the start
 /// of the second copy are loop-carried and get a barrier at the end of every iteration.
 /// Same rule as TileLang's thread_storage_sync and GridTools' need_sync.
@@ -44,10 +44,10 @@ inline std::vector<barrier_plan> insert_barriers(const phase_program& p) {
   for (const auto& ph : p.epilogue) seq.push_back(&ph);
   const int np = static_cast<int>(p.prologue.size()), nl = static_cast<int>(p.loop.size());
   std::map<std::string, int> bit;  // buffer name -> bit of the hazard tracker
-  auto mask = [&](const phase_desc& ph, bool write) {
+  auto mask = [&](const phase_desc& ph, bool write, bool owner) {
     std::uint32_t m = 0;
     for (const auto& a : ph.accesses)
-      if (!a.owner_consistent && a.write == write) {
+      if (a.owner_consistent == owner && a.write == write) {
         if (!bit.count(a.buffer)) bit[a.buffer] = static_cast<int>(bit.size());
         m |= std::uint32_t{1} << (bit[a.buffer] % 32);
       }
@@ -62,10 +62,12 @@ inline std::vector<barrier_plan> insert_barriers(const phase_program& p) {
   hazard_tracker h;
   std::vector<barrier_plan> out;
   for (int s = 0; s < static_cast<int>(seq.size()); ++s) {
-    const std::uint32_t r = mask(*seq[s], false), w = mask(*seq[s], true);
-    const hazard hz = h.check(r, w);
+    const std::uint32_t r = mask(*seq[s], false, false), w = mask(*seq[s], true, false);
+    const std::uint32_t orr = mask(*seq[s], false, true), ow = mask(*seq[s], true, true);
+    const hazard hz = h.check(r, w, orr, ow);
     if (hz != hazard::none) {
-      const std::string what = std::string(to_string(hz)) + " on " + names(h.culprits(r, w));
+      const std::string what =
+          std::string(to_string(hz)) + " on " + names(h.culprits(r, w, orr, ow));
       h.clear();
       const bool in_first_copy = s >= np && s < np + nl;
       const bool in_second_copy = s >= np + nl && s < np + 2 * nl;
@@ -83,7 +85,7 @@ inline std::vector<barrier_plan> insert_barriers(const phase_program& p) {
         out.push_back({phase, "tile_static memory", what, false});
       }
     }
-    h.apply(r, w);
+    h.apply(r, w, orr, ow);
   }
   std::stable_sort(out.begin(), out.end(), [](const barrier_plan& a, const barrier_plan& b) {
     return a.after_phase < b.after_phase;

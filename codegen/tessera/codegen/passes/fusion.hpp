@@ -153,6 +153,11 @@ inline fusion_result fuse(const expr_graph& g, const void* dst) {
       for (int c : nd.children) scan(c, special);
     };
     scan(0, false);
+    // A CPU matmul accumulates its K blocks in the output itself, so an epilogue that reads
+    // the output array would see partial sums: write through a temporary then too.
+    if (r.kernels.back().kind == kernel_spec::matmul)
+      for (const auto& nd : g.nodes)
+        if (nd.kind == node_kind::terminal && nd.data == dst) r.output_aliases_input = true;
   }
   return r;
 }

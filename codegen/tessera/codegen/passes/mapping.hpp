@@ -33,10 +33,10 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
     }
     case kernel_spec::matmul: {
       const graph_node& mm = g.nodes[s.core];
-      if (t.packed_matmul) {
+      if (uses_packed_matmul(t, mm)) {
         k.policy = "TeamPolicy (host)";
         k.mapping = "one team per output block; micro-tiles of the block in registers";
-        k.league_size = 0;  // filled by the executor from the blocking
+        k.league_size = t.gemm_mc > 0 ? ceil_div(mm.extent[0], t.gemm_mc) : 1;
       } else {
         const int ts = mm.tile[0] > 0 ? mm.tile[0] : t.matmul_tile;
         k.tile = {ts, ts};
@@ -52,6 +52,7 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
     case kernel_spec::tile_reduce:
       k.league_size = root.extent[0];
       k.team_size = 1;
+      if (!t.thread_per_logical) k.policy = "RangePolicy";
       k.mapping = t.thread_per_logical ? "one team per output row; TeamThreadRange over columns"
                                        : "one team member per output row; vector loop over columns";
       break;

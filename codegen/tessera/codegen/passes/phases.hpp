@@ -42,6 +42,11 @@ inline tile2 staged_tile(const expr_graph& g, const kernel_spec& k, const target
   return {t.transpose_tile[0], t.transpose_tile[1]};
 }
 
+/// True when a matmul node lowers to the CPU packed kernel (float/double, no .tile<> override).
+inline bool uses_packed_matmul(const target& t, const graph_node& mm) {
+  return t.packed_matmul && mm.tile[0] == 0 && (mm.dtype == "float" || mm.dtype == "double");
+}
+
 inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, const target& t) {
   kernel_body b;
   switch (k.kind) {
@@ -70,7 +75,7 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
     }
     case kernel_spec::matmul: {
       const graph_node& mm = g.nodes[k.core];
-      if (t.packed_matmul) {
+      if (uses_packed_matmul(t, mm)) {
         b.scratch.push_back({"a_pack", mm.dtype + " (mc x kc panel)", 0, "packed A block"});
         b.scratch.push_back({"b_pack", mm.dtype + " (kc x nc panel)", 0, "packed B panel"});
         b.program.loop.push_back(
@@ -103,13 +108,28 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
     }
     case kernel_spec::tile_reduce: {
       const graph_node& tr = g.nodes[k.core];
-      const std::int64_t out_cols = tr.extent.size() > 1 ? tr.extent[1] : 1;
-      b.scratch.push_back({"row_acc", tr.dtype + "[" + std::to_string(out_cols) + "]",
-                           std::size_t(out_cols) * tr.elem_bytes, "one output row's partials"});
-      b.program.loop.push_back(
-          {"accumulate one input row", {{"row_acc", true, true}, {"row_acc", false, true}}});
-      b.program.epilogue.push_back({"finish, epilogue and store", {{"row_acc", false, true}}});
-      b.notes.push_back("tile_reduce: one team per output row, input read once, contiguously");
+      const std::int64_t in_cols =
+          g.nodes[tr.children[0]].extent.size() > 1 ? g.nodes[tr.children[0]].extent[1] : 1;
+      if (t.thread_per_logical) {
+        b.scratch.push_back({"row_acc", tr.dtype + "[" + std::to_string(in_cols) + "]",
+                             std::size_t(in_cols) * tr.elem_bytes,
+                             "the R input rows combined element by element"});
+        b.program.prologue.push_back({"first input row", {{"row_acc", true, true}}});
+        b.program.loop.push_back(
+            {"combine the next input row", {{"row_acc", true, true}, {"row_acc", false, true}}});
+        b.program.epilogue.push_back(
+            {"combine each tile's C entries, epilogue and store", {{"row_acc", false, false}}});
+      } else {
+        const int c = tr.reduce_tile[1];
+        const int w = c >= 64 ? c : (64 / c) * c;
+        b.private_buffers.push_back({"acc_chunk", tr.dtype + "[" + std::to_string(w) + "]",
+                                     memory_space_kind::private_memory,
+                                     std::size_t(w) * tr.elem_bytes, 0,
+                                     "W input columns accumulated over the R rows, in registers"});
+        b.program.loop.push_back({"accumulate R rows of a W-column chunk", {}});
+        b.program.epilogue.push_back({"combine each tile's C entries, epilogue and store", {}});
+      }
+      b.notes.push_back("tile_reduce: one team per output row; input rows read once, contiguously");
       if (k.root != k.core)
         b.notes.push_back("epilogue fused: elementwise ops above the reduction");
       break;

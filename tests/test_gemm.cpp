@@ -1,0 +1,313 @@
+// Host gemm (backends/host/gemm.hpp) against Eigen: edge and random shapes, float and double,
+// padded leading dimensions, several blockings, epilogues, K = 0, shape errors, blockings.
+//
+// Reference: Eigen's product of the same inputs in double. Tolerance for an M x N x K product
+// of entries bounded by max|a|, max|b|:
+//   float:  |err| <= 1e-5  * K * max|a| * max|b| + 1e-6
+//   double: |err| <= 1e-13 * K * max|a| * max|b| + 1e-14
+// (accumulation order differs from Eigen's; bound grows linearly with K).
+#include <tessera/backends/host/gemm.hpp>
+
+#include "test_util.hpp"
+
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <thread>
+
+// `index` alone would also find POSIX ::index(); the using-declaration below hides it.
+namespace {
+using namespace tessera;
+using tessera::index;
+namespace host = tessera::backends::host;
+
+/// An M x N x K problem in caller-owned row-major buffers with leading dimensions
+/// lda = K + pad_a, ldb = N + pad_b, ldc = N + pad_c. Padding of A and B holds NaN (gemm must
+/// not read it); C holds NaN in its M x N part (must be overwritten) and `sentinel` in its
+/// padding (must not be written).
+template <class T>
+struct problem {
+  index_type M, N, K, lda, ldb, ldc;
+  std::vector<T> a, b, c;
+  static constexpr T sentinel = T(12345);
+
+  problem(index_type m, index_type n, index_type k, index_type pad_a = 0, index_type pad_b = 0,
+          index_type pad_c = 0)
+      : M(m), N(n), K(k), lda(k + pad_a), ldb(n + pad_b), ldc(n + pad_c) {
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+    std::uniform_real_distribution<double> d(-1.0, 1.0);
+    a.assign(std::size_t(M * lda), nan);
+    b.assign(std::size_t(K * ldb), nan);
+    c.assign(std::size_t(M * ldc), sentinel);
+    for (index_type i = 0; i < M; ++i)
+      for (index_type k = 0; k < K; ++k) a[i * lda + k] = T(d(tt::rng()));
+    for (index_type k = 0; k < K; ++k)
+      for (index_type j = 0; j < N; ++j) b[k * ldb + j] = T(d(tt::rng()));
+    for (index_type i = 0; i < M; ++i)
+      for (index_type j = 0; j < N; ++j) c[i * ldc + j] = nan;
+  }
+  using map = Eigen::Map<const eigen_matrix<T>, 0, Eigen::OuterStride<>>;
+  map A() const { return map(a.data(), M, K, Eigen::OuterStride<>(lda)); }
+  map B() const { return map(b.data(), K, N, Eigen::OuterStride<>(ldb)); }
+  map C() const { return map(c.data(), M, N, Eigen::OuterStride<>(ldc)); }
+  /// A * B computed by Eigen in double.
+  eigen_matrix<double> reference() const {
+    eigen_matrix<double> r = A().template cast<double>() * B().template cast<double>();
+    return r;
+  }
+  double tolerance() const {
+    const double ma = M && K ? double(A().cwiseAbs().maxCoeff()) : 0.0;
+    const double mb = K && N ? double(B().cwiseAbs().maxCoeff()) : 0.0;
+    if constexpr (std::is_same_v<T, float>) return 1e-5 * double(K) * ma * mb + 1e-6;
+    return 1e-13 * double(K) * ma * mb + 1e-14;
+  }
+  template <class Ep>
+  void run(const Ep& ep, host::gemm_blocking blk) {
+    host::gemm<T>(M, N, K, a.data(), lda, b.data(), ldb, c.data(), ldc, ep, blk);
+  }
+  /// True when no element of C's padding columns changed.
+  bool padding_untouched() const {
+    for (index_type i = 0; i < M; ++i)
+      for (index_type j = N; j < ldc; ++j)
+        if (c[i * ldc + j] != sentinel) return false;
+    return true;
+  }
+};
+
+template <class T>
+auto identity() {
+  return [](index_type, index_type, T v) {
+    return v;
+  };
+}
+
+/// Blockings that force several mc, kc and nc blocks on small shapes, plus the default.
+template <class T>
+std::vector<host::gemm_blocking> test_blockings() {
+  const int mr = host::gemm_mr<T>, nr = host::gemm_nr<T>;
+  return {
+      host::default_blocking<T>(),
+      {mr, 16, nr},                 // one micro-panel per block, K blocks of 16
+      {2 * mr + 1, 37, 3 * nr - 5}  // rounded up to (3 mr, -, 3 nr); kc not a multiple of 8
+  };
+}
+
+template <class T>
+void check_product(problem<T>& p, host::gemm_blocking blk) {
+  CAPTURE(p.M);
+  CAPTURE(p.N);
+  CAPTURE(p.K);
+  CAPTURE(host::describe(blk));
+  p.run(identity<T>(), blk);
+  const double err = tt::max_abs_diff(p.C(), p.reference());
+  CHECK(err <= p.tolerance());
+  CHECK(p.padding_untouched());
+}
+
+template <class T>
+void edge_shapes() {
+  const std::vector<long> sizes = {0, 1, 2, 7, 13, 17, 31, 64, 97};
+  for (const auto& blk : test_blockings<T>())
+    for (long m : sizes)
+      for (long n : sizes)
+        for (long k : sizes) {
+          problem<T> p(m, n, k);
+          check_product(p, blk);
+        }
+}
+
+TEST_CASE("gemm<float>: every combination of edge sizes (0, 1, primes) and three blockings") {
+  edge_shapes<float>();
+}
+
+TEST_CASE("gemm<double>: every combination of edge sizes (0, 1, primes) and three blockings") {
+  edge_shapes<double>();
+}
+
+template <class T>
+void random_shapes() {
+  // Larger than the default mc and kc, so the default blocking also uses several blocks;
+  // random padding of every leading dimension.
+  std::vector<std::array<long, 3>> shapes = {{1000, 3, 500}, {3, 1000, 500}, {2000, 17, 1},
+                                             {1, 1, 5000},   {5, 701, 9},    {509, 521, 523}};
+  for (int trial = 0; trial < 6; ++trial)
+    shapes.push_back({tt::random_size(1, 700), tt::random_size(1, 700), tt::random_size(1, 700)});
+  for (const auto& s : shapes) {
+    const long m = s[0], n = s[1], k = s[2];
+    for (const auto& blk : {host::default_blocking<T>(), test_blockings<T>()[2]}) {
+      problem<T> p(m, n, k, tt::random_size(0, 9), tt::random_size(0, 9), tt::random_size(0, 9));
+      check_product(p, blk);
+    }
+  }
+}
+
+TEST_CASE("gemm<float>: random and tall/skinny shapes, padded leading dimensions") {
+  random_shapes<float>();
+}
+
+TEST_CASE("gemm<double>: random and tall/skinny shapes, padded leading dimensions") {
+  random_shapes<double>();
+}
+
+template <class T>
+void epilogue_relu() {
+  // C = relu(alpha * A*B + beta * D), D another (padded) matrix read by the epilogue.
+  const T alpha = T(1.5), beta = T(-0.75);
+  for (const auto& s :
+       std::vector<std::array<long, 3>>{{97, 61, 131}, {13, 200, 1}, {300, 7, 700}}) {
+    // Plain variables, not structured bindings: CAPTURE's lambda cannot name those in C++17/20
+    // as implemented by Clang 14.
+    const long m = s[0], n = s[1], k = s[2];
+    for (const auto& blk : test_blockings<T>()) {
+      CAPTURE(m);
+      CAPTURE(n);
+      CAPTURE(k);
+      CAPTURE(host::describe(blk));
+      problem<T> p(m, n, k, 3, 0, 5);
+      const index_type ldd = n + 2;
+      std::vector<T> d(std::size_t(m * ldd));
+      for (auto& x : d) x = T(std::uniform_real_distribution<double>(-4, 4)(tt::rng()));
+      const T* dp = d.data();
+      p.run(
+          [=](index_type i, index_type j, T acc) {
+            const T v = alpha * acc + beta * dp[i * ldd + j];
+            return v > T(0) ? v : T(0);
+          },
+          blk);
+      Eigen::Map<const eigen_matrix<T>, 0, Eigen::OuterStride<>> D(d.data(), m, n,
+                                                                   Eigen::OuterStride<>(ldd));
+      eigen_matrix<double> ref =
+          (double(alpha) * p.reference() + double(beta) * D.template cast<double>()).cwiseMax(0.0);
+      CHECK(tt::max_abs_diff(p.C(), ref) <= 1.5 * p.tolerance());
+      CHECK(p.padding_untouched());
+    }
+  }
+}
+
+TEST_CASE("gemm<float>: epilogue relu(alpha*acc + beta*D(i,j)) reading another matrix") {
+  epilogue_relu<float>();
+}
+
+TEST_CASE("gemm<double>: epilogue relu(alpha*acc + beta*D(i,j)) reading another matrix") {
+  epilogue_relu<double>();
+}
+
+TEST_CASE("gemm: the epilogue runs exactly once per element, after the full K accumulation") {
+  // acc + 1 is not idempotent: applying it twice, or before the last K block, shows up.
+  for (const auto& blk : test_blockings<float>())
+    for (const auto& s : std::vector<std::array<long, 3>>{{29, 67, 97}, {1, 1, 1}, {40, 3, 300}}) {
+      const long m = s[0], n = s[1], k = s[2];
+      CAPTURE(m);
+      CAPTURE(n);
+      CAPTURE(k);
+      CAPTURE(host::describe(blk));
+      problem<float> p(m, n, k);
+      std::vector<std::atomic<int>> calls(std::size_t(m * n));
+      std::atomic<int>* cp = calls.data();
+      p.run(
+          [=](index_type i, index_type j, float acc) {
+            cp[i * n + j].fetch_add(1, std::memory_order_relaxed);
+            return acc + 1.0f;
+          },
+          blk);
+      int wrong = 0;
+      for (auto& c : calls) wrong += c.load() != 1;
+      CHECK(wrong == 0);
+      eigen_matrix<double> ref = p.reference().array() + 1.0;
+      CHECK(tt::max_abs_diff(p.C(), ref) <= p.tolerance());
+    }
+}
+
+TEST_CASE("gemm: K = 0 stores ep(i, j, 0); M = 0 or N = 0 writes nothing") {
+  problem<double> p(13, 7, 0, 0, 0, 3);
+  p.run([](index_type i, index_type j, double acc) { return acc + double(100 * i + j); },
+        host::default_blocking<double>());
+  for (index_type i = 0; i < 13; ++i)
+    for (index_type j = 0; j < 7; ++j) CHECK(p.C()(i, j) == double(100 * i + j));
+  CHECK(p.padding_untouched());
+
+  problem<float> q(0, 9, 4, 0, 0, 2), r(9, 0, 4, 0, 0, 2);
+  std::atomic<int> calls{0};
+  auto counting = [&calls](index_type, index_type, float v) {
+    return ++calls, v;
+  };
+  q.run(counting, host::default_blocking<float>());
+  r.run(counting, host::default_blocking<float>());
+  CHECK(calls == 0);
+  CHECK(r.padding_untouched());
+}
+
+TEST_CASE("gemm: shape errors throw shape_error before C is touched") {
+  problem<float> p(8, 9, 10, 1, 1, 1);
+  const std::vector<float> before = p.c;
+  const auto blk = host::default_blocking<float>();
+  auto id = identity<float>();
+  const float *a = p.a.data(), *b = p.b.data();
+  float* c = p.c.data();
+  CHECK_THROWS_AS(host::gemm<float>(-1, 9, 10, a, 11, b, 10, c, 10, id, blk), shape_error);
+  CHECK_THROWS_AS(host::gemm<float>(8, -9, 10, a, 11, b, 10, c, 10, id, blk), shape_error);
+  CHECK_THROWS_AS(host::gemm<float>(8, 9, -10, a, 11, b, 10, c, 10, id, blk), shape_error);
+  CHECK_THROWS_AS(host::gemm<float>(8, 9, 10, a, 9, b, 10, c, 10, id, blk), shape_error);
+  CHECK_THROWS_AS(host::gemm<float>(8, 9, 10, a, 11, b, 8, c, 10, id, blk), shape_error);
+  CHECK_THROWS_AS(host::gemm<float>(8, 9, 10, a, 11, b, 10, c, 8, id, blk), shape_error);
+  CHECK_THROWS_AS(host::gemm<float>(8, 9, 10, a, 11, b, 10, c, 10, id, {0, 64, 64}), shape_error);
+  CHECK_THROWS_AS(host::gemm<float>(8, 9, 10, a, 11, b, 10, c, 10, id, {48, -1, 64}), shape_error);
+  // The message names the function and the sizes.
+  try {
+    host::gemm<float>(8, 9, 10, a, 9, b, 10, c, 10, id, blk);
+  } catch (const shape_error& e) {
+    CHECK(std::string(e.what()).find("gemm") != std::string::npos);
+    CHECK(std::string(e.what()).find("lda=9") != std::string::npos);
+  }
+  int changed = 0;
+  for (std::size_t i = 0; i < before.size(); ++i)
+    changed += !(std::isnan(before[i]) ? std::isnan(p.c[i]) : before[i] == p.c[i]);
+  CHECK(changed == 0);
+}
+
+template <class T>
+void check_blocking_shape(const host::gemm_blocking& b) {
+  CAPTURE(host::describe(b));
+  CHECK(b.mc > 0);
+  CHECK(b.kc > 0);
+  CHECK(b.nc > 0);
+  CHECK(b.mc % host::gemm_mr<T> == 0);
+  CHECK(b.nc % host::gemm_nr<T> == 0);
+  CHECK(b.mr == host::gemm_mr<T>);
+  CHECK(b.nr == host::gemm_nr<T>);
+}
+
+TEST_CASE("default_blocking: positive, multiples of the micro-tile, used by a correct product") {
+  check_blocking_shape<float>(host::default_blocking<float>());
+  check_blocking_shape<double>(host::default_blocking<double>());
+  problem<float> p(300, 257, 411, 2, 3, 4);
+  check_product(p, host::default_blocking<float>());
+}
+
+TEST_CASE("tuned_blocking: thread-safe one-time tuning, cached, used by a correct product") {
+  // Two host threads ask at once: one tunes, the other waits for the same answer.
+  host::gemm_blocking from_thread[2];
+  std::thread t0([&] { from_thread[0] = host::tuned_blocking<double>(); });
+  std::thread t1([&] { from_thread[1] = host::tuned_blocking<double>(); });
+  t0.join();
+  t1.join();
+  CHECK(host::describe(from_thread[0]) == host::describe(from_thread[1]));
+  check_blocking_shape<double>(from_thread[0]);
+
+  const auto bf = host::tuned_blocking<float>();
+  check_blocking_shape<float>(bf);
+  CHECK(host::describe(host::tuned_blocking<float>()) == host::describe(bf));  // cached
+  MESSAGE("tuned blocking: float " << host::describe(bf) << ", double "
+                                   << host::describe(from_thread[0]));
+  problem<float> p(300, 257, 411, 2, 3, 4);
+  check_product(p, bf);
+  problem<double> q(123, 456, 789, 1, 0, 2);
+  check_product(q, from_thread[0]);
+}
+
+TEST_CASE("describe: mc kc nc, then mr nr when recorded") {
+  CHECK(host::describe({96, 256, 2048, 6, 16}) == "mc=96 kc=256 nc=2048 mr=6 nr=16");
+  CHECK(host::describe({96, 256, 2048}) == "mc=96 kc=256 nc=2048");
+}
+
+}  // namespace
