@@ -125,7 +125,10 @@ struct tile_functor {
   int level;
   std::size_t bytes;
 
-  KOKKOS_INLINE_FUNCTION void operator()(const team_policy::member_type& team) const {
+  // flatten: the kernel body and everything it calls are inlined here, where the group's host
+  // context is visibly null, so every checked-mode hook folds away and the phases vectorize.
+  TESSERA_FLATTEN KOKKOS_INLINE_FUNCTION void operator()(
+      const team_policy::member_type& team) const {
     constexpr index_type dims[rank] = {T...};
     index_type r = team.league_rank();
     index<rank> tile, origin;

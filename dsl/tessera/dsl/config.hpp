@@ -12,6 +12,14 @@
 /// A function callable on the host and inside kernels, forced inline.
 #define TESSERA_FORCEINLINE KOKKOS_FORCEINLINE_FUNCTION
 
+/// Inline every call inside the function (GCC, Clang): used on launch functors so that the
+/// fast path of a tile kernel is specialised as one function.
+#if defined(__GNUC__) || defined(__clang__)
+#define TESSERA_FLATTEN __attribute__((flatten))
+#else
+#define TESSERA_FLATTEN
+#endif
+
 /// Defined while a GPU device pass is compiled (nvcc, hipcc, SYCL). Host-only machinery such as
 /// the checked-mode recorder is left out of that pass.
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__) || defined(__SYCL_DEVICE_ONLY__)

@@ -70,9 +70,11 @@ struct extent {
   }
   /// True when 0 <= idx[d] < (*this)[d] for every d.
   TESSERA_INLINE constexpr bool contains(const index<N>& idx) const {
+    // Branch-free (one unsigned compare per dimension) so guarded loops vectorize.
+    bool in = true;
     for (int d = 0; d < N; ++d)
-      if (idx[d] < 0 || idx[d] >= v[d]) return false;
-    return true;
+      in &= static_cast<std::uint64_t>(idx[d]) < static_cast<std::uint64_t>(v[d]);
+    return in;
   }
   /// Splits this extent into tiles of T0 x T1 x T2 points (one size per dimension).
   /// The result must be made even with pad() or truncate() before a launch unless every
