@@ -4,6 +4,7 @@
 #pragma once
 
 #include <tessera/backends/expr_eval.hpp>
+#include <tessera/backends/reduce.hpp>
 #include <tessera/backends/tile_launch.hpp>
 #include <tessera/backends/tile_program.hpp>
 #include <tessera/codegen/kernel_plan.hpp>
