@@ -19,7 +19,8 @@ std::vector<std::pair<long, long>> shapes() {
 }
 
 TEST_CASE("elementwise chains with scalars, unary math, min/max, where") {
-  for (auto [r, c] : shapes()) {
+  for (const auto& shape : shapes()) {
+    const long r = shape.first, c = shape.second;
     CAPTURE(r);
     CAPTURE(c);
     M ea = tt::random_matrix<float>(r, c), eb = tt::random_matrix<float>(r, c),
@@ -63,7 +64,10 @@ TEST_CASE("matmul, alone and with a fused epilogue") {
                                           {17, 13, 31}, {64, 64, 64}, {33, 100, 7}};
   for (int i = 0; i < 3; ++i)
     mkn.push_back({tt::random_size(1, 130), tt::random_size(1, 130), tt::random_size(1, 130)});
-  for (auto [m, k, n] : mkn) {
+  for (const auto& shape : mkn) {
+    const long m = shape[0];
+    const long k = shape[1];
+    const long n = shape[2];
     CAPTURE(m);
     CAPTURE(k);
     CAPTURE(n);
@@ -87,7 +91,8 @@ TEST_CASE("matmul, alone and with a fused epilogue") {
 }
 
 TEST_CASE("transpose: alone, fused with elementwise, with a schedule, on uneven shapes") {
-  for (auto [r, c] : shapes()) {
+  for (const auto& shape : shapes()) {
+    const long r = shape.first, c = shape.second;
     CAPTURE(r);
     CAPTURE(c);
     M ea = tt::random_matrix<float>(r, c), eb = tt::random_matrix<float>(c, r);
@@ -168,6 +173,29 @@ TEST_CASE("shape errors name the operation and extents, before anything runs") {
   array<float, 2> E(0, 4), F(0, 4);
   E = F * 2.f;
   CHECK(E.size() == 0);
+}
+
+}  // namespace
+
+namespace {
+using namespace tessera;
+using tessera::index;
+
+TEST_CASE("reductions of expressions are fused and match Eigen") {
+  for (long n : {1L, 7L, 100L, 1000L}) {
+    CAPTURE(n);
+    eigen_matrix<double> ea = tt::random_matrix<double>(n, 3), eb = tt::random_matrix<double>(n, 3);
+    array<double, 2> A = from_eigen(ea), B = from_eigen(eb);
+    CHECK(sum(A * B) == doctest::Approx((ea.array() * eb.array()).sum()).epsilon(1e-12));
+    CHECK(max_value(abs(A - B)) == (ea - eb).cwiseAbs().maxCoeff());
+    CHECK(mean(A + 1.0) == doctest::Approx(ea.mean() + 1.0).epsilon(1e-12));
+    CHECK(reduce(A * 2.0, 0.0, plus<>{}) == doctest::Approx(2 * ea.sum()).epsilon(1e-12));
+  }
+  eigen_matrix<float> ma = tt::random_matrix<float>(24, 16), mb = tt::random_matrix<float>(16, 8);
+  array<float, 2> A = from_eigen(ma), B = from_eigen(mb);
+  CHECK(sum(matmul(A, B)) == doctest::Approx((ma * mb).sum()).epsilon(1e-5));
+  CHECK(sum(tile_mean<4, 4>(A)) == doctest::Approx(ma.sum() / 16).epsilon(1e-5));
+  CHECK(sum(transpose(A) * 2.f) == doctest::Approx(2 * ma.sum()).epsilon(1e-5));
 }
 
 }  // namespace

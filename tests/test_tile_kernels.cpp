@@ -86,7 +86,10 @@ TEST_CASE("tiled and element-parallel matmul match Eigen on random shapes") {
                                              {16, 16, 16}, {33, 64, 7}, {97, 50, 61}};
   for (int trial = 0; trial < 4; ++trial)
     shapes.push_back({tt::random_size(1, 120), tt::random_size(1, 120), tt::random_size(1, 120)});
-  for (auto [m, k, n] : shapes) {
+  for (const auto& shape : shapes) {
+    const long m = shape[0];
+    const long k = shape[1];
+    const long n = shape[2];
     CAPTURE(m);
     CAPTURE(k);
     CAPTURE(n);

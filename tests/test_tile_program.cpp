@@ -41,7 +41,10 @@ TEST_CASE("Tier 2 tiled matmul matches Eigen on random shapes; checked mode find
   std::vector<std::array<long, 3>> mkn = {{1, 1, 1}, {16, 16, 16}, {17, 33, 5}, {40, 7, 64}};
   for (int i = 0; i < 3; ++i)
     mkn.push_back({tt::random_size(1, 100), tt::random_size(1, 100), tt::random_size(1, 100)});
-  for (auto [m, k, n] : mkn) {
+  for (const auto& shape : mkn) {
+    const long m = shape[0];
+    const long k = shape[1];
+    const long n = shape[2];
     CAPTURE(m);
     CAPTURE(k);
     CAPTURE(n);

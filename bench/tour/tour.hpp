@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/handwritten_kokkos.hpp"
 #include "common/seed_kernels.hpp"
 
 namespace tour {
@@ -73,9 +74,21 @@ struct result {
   std::string note;
 };
 
-/// Best wall time of `reps` runs of f (each followed by a Kokkos fence).
+/// Wall time of one run of f (followed by a Kokkos fence); for interleaved comparisons.
+template <class F>
+double time_once(F&& f) {
+  Kokkos::Timer t;
+  f();
+  Kokkos::fence();
+  return t.seconds();
+}
+
+/// Best wall time of `reps` runs of f (each followed by a Kokkos fence), after one untimed
+/// warm-up run (first-touch page faults, the matmul autotuner, lazy allocations).
 template <class F>
 double best_time(int reps, F&& f) {
+  f();
+  Kokkos::fence();
   double best = 1e300;
   for (int r = 0; r < reps; ++r) {
     Kokkos::Timer t;
@@ -181,6 +194,7 @@ inline void write_plot(const std::string& path, const std::vector<result>& rs) {
       << "set output '" << path << "'\n"
       << "set title 'Tessera speedup vs Eigen (" << tessera::backend_name() << ", "
       << tessera::backend_concurrency() << " threads)'\n"
+      << "set termoption noenhanced\n"
       << "set style fill solid 0.6\nset boxwidth 0.6\nset xtics rotate by -30\n"
       << "set ylabel 'speedup (Eigen time / Tessera time)'\nset yrange [0:*]\nset grid ytics\n"
       << "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2\n"
@@ -191,6 +205,43 @@ inline void write_plot(const std::string& path, const std::vector<result>& rs) {
     throw std::runtime_error("gnuplot failed (install it: apt-get install gnuplot-nox)");
   std::remove(script.c_str());
   std::remove(data.c_str());
+}
+
+/// Abstraction penalty: the seed's tiled matmul written with Tier 0 vs the same algorithm
+/// hand-written with Kokkos TeamPolicy (bench/common), interleaved rep by rep. Returns the ratio
+/// Tier 0 time / hand-written time (target <= 1.05).
+inline double abstraction_penalty(const options& o, long& n_out) {
+  const long n = scaled_side(1024, o.scale, 16);
+  n_out = n;
+  auto ma = random_matrix(n, n, 11), mb = random_matrix(n, n, 12);
+  tessera::array<float, 2> a = tessera::from_eigen(ma), b = tessera::from_eigen(mb), c(n, n),
+                           d(n, n);
+  double th = 1e300, t0 = 1e300;
+  seeds::matmul_tiled<16>(a, b, c);  // warm-up
+  for (int r = 0; r < o.reps; ++r) {
+    th = std::min(th,
+                  time_once([&] { bench::seed_kokkos_matmul(a.data(), b.data(), d.data(), n); }));
+    t0 = std::min(t0, time_once([&] { seeds::matmul_tiled<16>(a, b, c); }));
+  }
+  const double err = (tessera::to_eigen(c) - tessera::to_eigen(d)).cwiseAbs().maxCoeff();
+  if (err > 1e-5 * n) throw std::runtime_error("abstraction penalty: results differ");
+  return t0 / th;
+}
+
+/// The targets of the performance work, as ratios from this run.
+inline void print_ratios(const std::vector<result>& rs, double memcpy, double penalty, long pn) {
+  std::printf("\nratios (this run):\n");
+  for (const auto& r : rs) {
+    if (r.eigen_s > 0 && r.tessera_s > 0)
+      std::printf("  %-20s %6.2fx Eigen", r.workload.c_str(), r.eigen_s / r.tessera_s);
+    else
+      continue;
+    if (r.gbs > 0) std::printf("   %5.2fx memcpy bandwidth", r.gbs / memcpy);
+    std::printf("\n");
+  }
+  if (penalty > 0)
+    std::printf("  abstraction penalty (Tier 0 seed matmul %ld^2 / hand-written Kokkos): %.2fx\n",
+                pn, penalty);
 }
 
 inline int run_all(const options& opt) {
@@ -232,6 +283,16 @@ inline int run_all(const options& opt) {
     return 2;
   }
   print_table(rs);
+  double penalty = 0;
+  long pn = 0;
+  if (opt.only.empty()) {
+    try {
+      penalty = abstraction_penalty(opt, pn);
+    } catch (const std::exception& e) {
+      std::printf("abstraction penalty: %s\n", e.what());
+    }
+  }
+  print_ratios(rs, memcpy, penalty, pn);
   if (!opt.json.empty()) {
     write_json(opt.json, rs, memcpy);
     std::printf("wrote %s\n", opt.json.c_str());
@@ -249,4 +310,5 @@ inline int run_all(const options& opt) {
 
 }  // namespace tour
 
+#include "workload_sum.hpp"
 #include "workloads.hpp"

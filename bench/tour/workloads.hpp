@@ -140,6 +140,7 @@ inline std::vector<workload> workloads() {
       {"transpose", transpose_square},
       {"transpose_padded", transpose_uneven<true>},
       {"transpose_truncated", transpose_uneven<false>},
+      {"sum", sum_workload},
       {"elementwise", elementwise},
       {"race_demo", race_demo},
   };

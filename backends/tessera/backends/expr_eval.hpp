@@ -5,6 +5,7 @@
 #pragma once
 
 #include <tessera/backends/host/gemm.hpp>
+#include <tessera/backends/reduce.hpp>
 #include <tessera/backends/tile_launch.hpp>
 #include <tessera/backends/tile_program.hpp>
 #include <tessera/codegen/lower.hpp>
@@ -790,5 +791,77 @@ void run_matmul(const Core& mm, int core_id, const E& e, int id, build_ctx& b, c
   }
 }
 }  // namespace backends::expr
+
+namespace backends::expr {
+/// A readable (see readable.hpp) view of an expression: its non-elementwise parts are
+/// materialized first (each by its own fused kernels); the rest is evaluated element by element
+/// inside the consumer's kernel, so `sum(A * B)` reads A and B once and writes nothing.
+template <class E>
+struct expression_reader {
+  static constexpr int rank = E::rank;
+  eval<E> ev;
+  extent<rank> ext;
+  extent<rank> get_extent() const { return ext; }
+  TESSERA_FORCEINLINE auto operator()(index_type i) const requires(rank == 1) {
+    return ev.flat(ectx<char>{}, i);
+  }
+  TESSERA_FORCEINLINE auto operator()(index_type i, index_type j) const requires(rank == 2) {
+    return ev.flat(ectx<char>{}, i * ext[1] + j);
+  }
+  TESSERA_FORCEINLINE auto operator()(index_type i, index_type j, index_type k) const
+      requires(rank == 3) {
+    return ev.flat(ectx<char>{}, (i * ext[1] + j) * ext[2] + k);
+  }
+};
+
+/// Owns the temporaries of an expression_reader (host side) for the duration of a call.
+template <class E>
+struct reader_scope {
+  expr_graph g;
+  std::vector<node_role> roles;
+  std::map<int, std::any> temps;
+  expression_reader<E> reader;
+  explicit reader_scope(const E& e)
+      : g(make_graph(e)), roles(g.nodes.size(), node_role::inline_elementwise) {
+    std::vector<int> frontier;
+    std::function<void(int)> walk = [&](int n) {
+      if (!codegen::is_elementwise(g.nodes[n].kind)) {
+        frontier.push_back(n);
+        return;
+      }
+      for (int c : g.nodes[n].children) walk(c);
+    };
+    walk(0);
+    for (int n : frontier)
+      with_node(e, 0, n, g, [&](const auto& node, int nid) {
+        using Node = std::remove_cvref_t<decltype(node)>;
+        if constexpr (Node::rank == 2) temps[nid] = tessera::eval(node);
+        roles[nid] = node_role::materialized;
+      });
+    build_ctx b{&g, &roles, &temps, {}};
+    reader.ev = make_eval(e, 0, b);
+    reader.ext = e.get_extent();
+  }
+};
+}  // namespace backends::expr
+
+/// Reductions of expressions: the expression is read element by element inside the reduction
+/// (fused; non-elementwise parts such as matmul are materialized first). Same results,
+/// accuracy and errors as the array overloads in reduce.hpp.
+#define TESSERA_EXPR_REDUCTION(fn)            \
+  template <class E, class... Args>           \
+  requires requires {                         \
+    typename E::tessera_expression_tag;       \
+  }                                           \
+  auto fn(const E& e, const Args&... args) {  \
+    backends::expr::reader_scope<E> scope(e); \
+    return fn(scope.reader, args...);         \
+  }
+TESSERA_EXPR_REDUCTION(sum)
+TESSERA_EXPR_REDUCTION(mean)
+TESSERA_EXPR_REDUCTION(min_value)
+TESSERA_EXPR_REDUCTION(max_value)
+TESSERA_EXPR_REDUCTION(reduce)
+#undef TESSERA_EXPR_REDUCTION
 
 }  // namespace tessera
