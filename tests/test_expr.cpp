@@ -60,14 +60,9 @@ TEST_CASE("elementwise on ranks 1 and 3, integers, and array_view operands") {
 }
 
 TEST_CASE("matmul, alone and with a fused epilogue") {
-  std::vector<std::array<long, 3>> mkn = {{1, 1, 1},    {0, 4, 3},    {5, 0, 3},
-                                          {17, 13, 31}, {64, 64, 64}, {33, 100, 7}};
-  for (int i = 0; i < 3; ++i)
-    mkn.push_back({tt::random_size(1, 130), tt::random_size(1, 130), tt::random_size(1, 130)});
-  for (const auto& shape : mkn) {
-    const long m = shape[0];
-    const long k = shape[1];
-    const long n = shape[2];
+  for (const auto& shape : tt::matmul_shapes(
+           {{1, 1, 1}, {0, 4, 3}, {5, 0, 3}, {17, 13, 31}, {64, 64, 64}, {33, 100, 7}}, 3, 130)) {
+    const long m = shape[0], k = shape[1], n = shape[2];
     CAPTURE(m);
     CAPTURE(k);
     CAPTURE(n);

@@ -82,14 +82,10 @@ TEST_CASE("seed 002: 3x2 * 2x3, and 4x4 with 2x2 tiles (element (0,0) = 34)") {
 }
 
 TEST_CASE("tiled and element-parallel matmul match Eigen on random shapes") {
-  std::vector<std::array<long, 3>> shapes = {{1, 1, 1},    {0, 5, 3},   {4, 0, 6},   {17, 13, 31},
-                                             {16, 16, 16}, {33, 64, 7}, {97, 50, 61}};
-  for (int trial = 0; trial < 4; ++trial)
-    shapes.push_back({tt::random_size(1, 120), tt::random_size(1, 120), tt::random_size(1, 120)});
-  for (const auto& shape : shapes) {
-    const long m = shape[0];
-    const long k = shape[1];
-    const long n = shape[2];
+  for (const auto& shape : tt::matmul_shapes(
+           {{1, 1, 1}, {0, 5, 3}, {4, 0, 6}, {17, 13, 31}, {16, 16, 16}, {33, 64, 7}, {97, 50, 61}},
+           4, 120)) {
+    const long m = shape[0], k = shape[1], n = shape[2];
     CAPTURE(m);
     CAPTURE(k);
     CAPTURE(n);

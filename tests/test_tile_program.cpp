@@ -38,13 +38,9 @@ void matmul_program(const array<float, 2>& A, const array<float, 2>& B, const ar
 }
 
 TEST_CASE("Tier 2 tiled matmul matches Eigen on random shapes; checked mode finds no race") {
-  std::vector<std::array<long, 3>> mkn = {{1, 1, 1}, {16, 16, 16}, {17, 33, 5}, {40, 7, 64}};
-  for (int i = 0; i < 3; ++i)
-    mkn.push_back({tt::random_size(1, 100), tt::random_size(1, 100), tt::random_size(1, 100)});
-  for (const auto& shape : mkn) {
-    const long m = shape[0];
-    const long k = shape[1];
-    const long n = shape[2];
+  for (const auto& shape :
+       tt::matmul_shapes({{1, 1, 1}, {16, 16, 16}, {17, 33, 5}, {40, 7, 64}}, 3, 100)) {
+    const long m = shape[0], k = shape[1], n = shape[2];
     CAPTURE(m);
     CAPTURE(k);
     CAPTURE(n);

@@ -6,6 +6,7 @@
 
 #include <Eigen/Dense>
 
+#include <array>
 #include <random>
 #include <vector>
 
@@ -30,6 +31,14 @@ inline std::vector<long> edge_sizes() {
 inline long random_size(long lo, long hi) {
   return std::uniform_int_distribution<long>(lo, hi)(rng());
 }
+/// (M, K, N) matmul shapes: the given edge cases plus `randoms` random ones in [1, hi].
+inline std::vector<std::array<long, 3>> matmul_shapes(std::vector<std::array<long, 3>> fixed,
+                                                      int randoms, long hi) {
+  for (int i = 0; i < randoms; ++i)
+    fixed.push_back({random_size(1, hi), random_size(1, hi), random_size(1, hi)});
+  return fixed;
+}
+
 /// Largest |a - b| over all elements (0 for empty).
 template <class A, class B>
 double max_abs_diff(const A& a, const B& b) {
