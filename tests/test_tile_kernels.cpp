@@ -187,6 +187,36 @@ TEST_CASE("rank-3 tiles: sum over each 2x4x8 tile in two tile_static stages") {
       }
 }
 
+TEST_CASE("C++ AMP's chained tile_static subscripts s[i][j]") {
+  std::vector<float> raw(64);
+  for (int i = 0; i < 64; ++i) raw[i] = float(i);
+  array<float, 2> m(extent<2>(8, 8), raw.begin(), raw.end()), avg(4, 4);
+  parallel_for_each(checked, m.extent.tile<2, 2>(), [=](tile_group<2, 2>& g) {
+    auto tileValues = g.tile_static<float[2][2]>("tileValues");
+    g.for_each(
+        [&](const tiled_index<2, 2>& t) { tileValues[t.local[0]][t.local[1]] = m[t.global]; });
+    g.barrier.wait();
+    g.for_each([&](const tiled_index<2, 2>& t) {
+      if (t.local[0] == 0 && t.local[1] == 0) {
+        float total = 0;
+        for (int r = 0; r < 2; ++r)
+          for (int c = 0; c < 2; ++c) total += tileValues[r][c];
+        avg(t.tile[0], t.tile[1]) = total / 4;
+      }
+    });
+  });
+  CHECK(to_eigen(avg)(0, 0) == 4.5f);
+  CHECK(to_eigen(avg)(3, 3) == 58.5f);
+  CHECK_THROWS_AS(parallel_for_each(checked, m.extent.tile<2, 2>(),
+                                    [=](tile_group<2, 2>& g) {
+                                      auto s = g.tile_static<float[2][2][2]>();
+                                      g.for_each([&](const tiled_index<2, 2>& t) {
+                                        s[t.local[0]][t.local[1]][2] = 1.f;
+                                      });
+                                    }),
+                  bounds_error);
+}
+
 TEST_CASE("tile_local values survive barriers") {
   array<int, 2> out(8, 8);
   parallel_for_each(out.extent.tile<4, 4>(), [=](tile_group<4, 4>& g) {

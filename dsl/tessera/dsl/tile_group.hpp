@@ -101,6 +101,15 @@ class tile_static_ref {
   template <int N>
   requires(N == rank) TESSERA_FORCEINLINE tile_static_element<element_type>
   operator[](const index<N>& i) const { return at(i.v); }
+  /// C++ AMP's chained subscripts: `s[i][j]` (one index per extent, outermost first).
+  template <class I>
+  requires(std::is_integral_v<I>&& rank >= 1) TESSERA_FORCEINLINE auto operator[](I i) const {
+    if constexpr (rank == 1) {
+      return (*this)(i);
+    } else {
+      return subscript<1>{this, {static_cast<index_type>(i), 0, 0}};
+    }
+  }
   /// Scalar buffers also act as their element: `total += x;`, `float v = total;`.
   TESSERA_FORCEINLINE operator element_type() const requires(rank == 0) { return (*this)(); }
   template <class V>
@@ -118,6 +127,21 @@ class tile_static_ref {
   static constexpr index_type size() { return sizeof(U) / sizeof(element_type); }
 
  private:
+  /// A partly subscripted buffer: `s[i]` of a rank-2 or rank-3 buffer.
+  template <int Depth>
+  struct subscript {
+    const tile_static_ref* ref;
+    index_type idx[3];
+    template <class I>
+    requires std::is_integral_v<I> TESSERA_FORCEINLINE auto operator[](I i) const {
+      subscript<Depth + 1> next{ref, {idx[0], idx[1], idx[2]}};
+      next.idx[Depth] = static_cast<index_type>(i);
+      if constexpr (Depth + 1 == rank)
+        return ref->at(next.idx);
+      else
+        return next;
+    }
+  };
   TESSERA_FORCEINLINE tile_static_element<element_type> at(const index_type* idx) const {
     index_type lin = 0;
     if constexpr (rank > 0) {
