@@ -194,3 +194,31 @@ TEST_CASE("reductions of expressions are fused and match Eigen") {
 }
 
 }  // namespace
+
+namespace {
+using namespace tessera;
+
+TEST_CASE("tile_mean of integers divides exactly like integer arithmetic; odd tiles") {
+  std::vector<int> h(6 * 9);
+  for (int i = 0; i < 54; ++i) h[i] = i * 7 - 100;
+  array<int, 2> a(extent<2>(6, 9), h.begin(), h.end());
+  array<int, 2> m = tile_mean<3, 3>(a);
+  auto got = m.to_vector();
+  for (int bi = 0; bi < 2; ++bi)
+    for (int bj = 0; bj < 3; ++bj) {
+      int s = 0;
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) s += h[(3 * bi + r) * 9 + 3 * bj + c];
+      CHECK(got[bi * 3 + bj] == s / 9);
+    }
+  // Wide rows: a partial last chunk of columns (130 = 2 * 64 + 2).
+  eigen_matrix<double> e = tt::random_matrix<double>(4, 130);
+  array<double, 2> d = from_eigen(e);
+  array<double, 2> dm = tile_mean<2, 2>(d);
+  auto dv = to_eigen(dm);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 65; ++j)
+      CHECK(dv(i, j) == doctest::Approx(e.block(2 * i, 2 * j, 2, 2).mean()).epsilon(1e-14));
+}
+
+}  // namespace

@@ -547,13 +547,24 @@ void run_tile_reduce(const Core& tr, int core_id, const E& e, int id, build_ctx&
               for (int r = 1; r < R; ++r)
                 for (int jj = 0; jj < w; ++jj) acc[jj] = op(acc[jj], in.at(c0, i * R + r, j0 + jj));
             }
-            for (int q = 0; q < w / C; ++q) {
+            // Combine each tile's C entries (a separate simple loop, so it vectorizes), then
+            // run the epilogue and store contiguously.
+            T res[W / C];
+            const int nq = w / C;
+            for (int q = 0; q < nq; ++q) {
               T a = acc[q * C];
               for (int cc = 1; cc < C; ++cc) a = op(a, acc[q * C + cc]);
+              if constexpr (Core::mean && std::is_floating_point_v<T>)
+                a *= T(1) / T(R * C);
+              else if constexpr (Core::mean)
+                a /= T(R * C);
+              res[q] = a;
+            }
+            OT* orow = &out(i, j0 / C);
+            for (int q = 0; q < nq; ++q) {
               ectx<T> c;
-              c.acc = Core::mean ? T(a / T(R * C)) : a;
-              const index_type jo = j0 / C + q;
-              out(i, jo) = static_cast<OT>(ev.at(c, i, jo));
+              c.acc = res[q];
+              orow[q] = static_cast<OT>(ev.at(c, i, j0 / C + q));
             }
           }
         });
