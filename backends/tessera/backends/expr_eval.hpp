@@ -90,9 +90,10 @@ void for_each_child(const E& e, F&& f) {
   }
 }
 
+/// A node's label in plans: the operator symbol for unary/binary nodes, else the kind's name.
 template <class E>
 struct op_label {
-  static std::string get() { return "?"; }
+  static std::string get() { return codegen::to_string(kind_of<E>()); }
 };
 template <class Op, class A>
 struct op_label<unary_node<Op, A>> {
@@ -126,18 +127,6 @@ int build(const E& e, expr_graph& g, build_state& st) {
               std::string(1, char('A' + k % 26)) + (k >= 26 ? std::to_string(k / 26) : "");
         }
         n.label = st.names[n.data];
-        break;
-      case node_kind::scalar:
-        n.label = "scalar";
-        break;
-      case node_kind::where:
-        n.label = "where";
-        break;
-      case node_kind::matmul:
-        n.label = "matmul";
-        break;
-      case node_kind::transpose:
-        n.label = "transpose";
         break;
       case node_kind::tile_reduce:
         if constexpr (is_tile_reduce<E>::value) {
