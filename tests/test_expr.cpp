@@ -103,6 +103,42 @@ TEST_CASE("transpose: alone, fused with elementwise, with a schedule, on uneven 
   }
 }
 
+// Host backends move 16 x 16 blocks through registers, skip scratch for plain transposes and
+// stream outputs of 32 MiB or more; these shapes span several 256 x 32 tiles, end in partial
+// blocks and (the first two) cross the streaming threshold.
+TEST_CASE("transpose: multi-tile and streaming-size outputs, 4- and 8-byte types") {
+  {
+    M ea = tt::random_matrix<float>(4000, 2100), eb = tt::random_matrix<float>(2100, 4000);
+    array<float, 2> A = from_eigen(ea), B = from_eigen(eb), T(2100, 4000);
+    T = transpose(A);
+    CHECK(max_abs_diff(to_eigen(T), M(ea.transpose())) == 0.0);
+    T = transpose(A) * 2.f + B;
+    CHECK(max_abs_diff(to_eigen(T), M(2.f * ea.transpose() + eb)) <= 1e-6);
+  }
+  {
+    using MD = eigen_matrix<double>;
+    MD ea = tt::random_matrix<double>(4000, 1100);
+    array<double, 2> A = from_eigen(ea), T(1100, 4000);
+    T = transpose(A);
+    CHECK(max_abs_diff(to_eigen(T), MD(ea.transpose())) == 0.0);
+  }
+  for (const auto& shape : {std::pair<long, long>{600, 333}, {257, 47}, {33, 529}}) {
+    const long r = shape.first, c = shape.second;
+    CAPTURE(r);
+    CAPTURE(c);
+    const eigen_matrix<int> ei = eigen_matrix<int>::NullaryExpr(
+        r, c, [](Eigen::Index i, Eigen::Index j) { return int((i * 7919 + j * 104729) % 100003); });
+    array<int, 2> I = from_eigen(ei), TI(c, r);
+    TI = transpose(I);
+    CHECK((to_eigen(TI) - eigen_matrix<int>(ei.transpose())).cwiseAbs().maxCoeff() == 0);
+    using MD = eigen_matrix<double>;
+    MD ed = tt::random_matrix<double>(r, c), ee = tt::random_matrix<double>(c, r);
+    array<double, 2> D = from_eigen(ed), E = from_eigen(ee), TD(c, r);
+    TD = transpose(D) - E;
+    CHECK(max_abs_diff(to_eigen(TD), MD(ed.transpose() - ee)) <= 1e-12);
+  }
+}
+
 TEST_CASE("tile_reduce and tile_mean against Eigen block reductions") {
   for (int trial = 0; trial < 5; ++trial) {
     const long r = 4 * tt::random_size(1, 30), c = 8 * tt::random_size(1, 20);

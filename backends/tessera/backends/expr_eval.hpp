@@ -5,6 +5,7 @@
 #pragma once
 
 #include <tessera/backends/host/gemm.hpp>
+#include <tessera/backends/host/transpose.hpp>
 #include <tessera/backends/reduce.hpp>
 #include <tessera/backends/tile_launch.hpp>
 #include <tessera/backends/tile_program.hpp>
@@ -197,8 +198,13 @@ struct eval<terminal<A>> {
   TESSERA_FORCEINLINE T at(const C&, index_type i, index_type j) const {
     return v(i, j);
   }
+  /// Rank 2: the first element of row i and the row stride, for block copies.
+  TESSERA_FORCEINLINE const T* row_ptr(index_type i) const { return &v(i, 0); }
+  TESSERA_FORCEINLINE index_type row_stride() const { return index_type(v.stride(0)); }
   template <class C>
   TESSERA_INLINE void stage(C&, int, index_type, index_type) const {}
+  template <class C>
+  TESSERA_INLINE void stage_block(C&) const {}
 };
 
 template <class T>
@@ -216,6 +222,8 @@ struct eval<scalar_node<T>> {
   }
   template <class C>
   TESSERA_INLINE void stage(C&, int, index_type, index_type) const {}
+  template <class C>
+  TESSERA_INLINE void stage_block(C&) const {}
 };
 
 template <class Op, class A>
@@ -235,6 +243,10 @@ struct eval<unary_node<Op, A>> {
   template <class C>
   TESSERA_INLINE void stage(C& c, int ts, index_type r, index_type cols) const {
     a.stage(c, ts, r, cols);
+  }
+  template <class C>
+  TESSERA_INLINE void stage_block(C& c) const {
+    a.stage_block(c);
   }
 };
 
@@ -258,6 +270,11 @@ struct eval<binary_node<Op, A, B>> {
   TESSERA_INLINE void stage(C& c, int ts, index_type r, index_type cols) const {
     a.stage(c, ts, r, cols);
     b.stage(c, ts, r, cols);
+  }
+  template <class C>
+  TESSERA_INLINE void stage_block(C& c) const {
+    a.stage_block(c);
+    b.stage_block(c);
   }
 };
 
@@ -286,6 +303,12 @@ struct eval<where_node<Cn, A, B>> {
     a.stage(x, ts, r, cols);
     b.stage(x, ts, r, cols);
   }
+  template <class C>
+  TESSERA_INLINE void stage_block(C& x) const {
+    c.stage_block(x);
+    a.stage_block(x);
+    b.stage_block(x);
+  }
 };
 
 /// Common part of matmul / tile_reduce / transpose evaluators: a node that is either the fused
@@ -309,6 +332,8 @@ struct special_eval {
   }
   template <class C>
   TESSERA_INLINE void stage(C&, int, index_type, index_type) const {}
+  template <class C>
+  TESSERA_INLINE void stage_block(C&) const {}
 };
 
 template <class A, class B>
@@ -329,6 +354,8 @@ struct eval<transpose_node<A>> {
   bool staged = false;
   int slot = 0;
   Kokkos::View<T**, Kokkos::LayoutRight, memory_space> tmp;
+  const T* tmp_ptr = nullptr;  // host: tmp's data and row stride
+  index_type tmp_ld = 0;
   eval<A> child;
   extent<2> in_ext;
   eval() = default;
@@ -336,6 +363,8 @@ struct eval<transpose_node<A>> {
     const node_role r = (*b.role)[id];
     if (r == node_role::materialized) {
       tmp = std::any_cast<array<T, 2>>(b.temps->at(id)).view();
+      tmp_ptr = tmp.data();
+      tmp_ld = index_type(tmp.stride(0));
     } else {
       staged = true;
       slot = b.slot.at(id);
@@ -348,8 +377,17 @@ struct eval<transpose_node<A>> {
   }
   template <class C>
   TESSERA_FORCEINLINE T at(const C& c, index_type i, index_type j) const {
-    if (!staged) return tmp(i, j);
-    return static_cast<const T*>(c.staged[slot])[(j - c.oj) * c.ld + (i - c.oi)];
+    if constexpr (default_backend_traits::thread_per_logical) {
+      if (!staged) return tmp(i, j);
+      return static_cast<const T*>(c.staged[slot])[(j - c.oj) * c.ld + (i - c.oi)];
+    } else {
+      // Host: the staged block is stored in output order (see stage_block). The slot pointer is
+      // read unconditionally and one row pointer serves both cases, so the compiler hoists it
+      // out of the loop over j and the loads stay contiguous (no gathers).
+      const T* sp = static_cast<const T*>(c.staged[slot]);
+      const T* row = staged ? sp + (i - c.oi) * c.ld - c.oj : tmp_ptr + i * tmp_ld;
+      return row[j];
+    }
   }
   /// Loads input rows oj + r (r = output column offset) of the tile into the slot:
   /// staged[r][ii] = in(oj + r, oi + ii) — a contiguous read of the input's row.
@@ -361,6 +399,25 @@ struct eval<transpose_node<A>> {
     const index_type n = in_ext[1] - c.oi < ts ? in_ext[1] - c.oi : ts;
     if (row < in_ext[0])
       for (index_type ii = 0; ii < n; ++ii) s[ii] = child.at(c, row, c.oi + ii);
+  }
+  /// Host backends: stages the B x B block (B = host::transpose_block_size) of the output at
+  /// (c.oi, c.oj) in output order, staged[ii * B + jj] = in(c.oj + jj, c.oi + ii); a full
+  /// block of a plain operand moves through vector registers, edges element by element.
+  template <class Cx>
+  TESSERA_INLINE void stage_block(Cx& c) const {
+    if (!staged) return;
+    constexpr int B = host::transpose_block_size;
+    T* s = static_cast<T*>(c.staged[slot]);
+    const index_type nr = in_ext[0] - c.oj < B ? in_ext[0] - c.oj : B;
+    const index_type nc = in_ext[1] - c.oi < B ? in_ext[1] - c.oi : B;
+    if constexpr (requires { child.row_ptr(0); }) {
+      if (nr == B && nc == B) {
+        host::transpose_block(child.row_ptr(c.oj) + c.oi, child.row_stride(), s, B);
+        return;
+      }
+    }
+    for (index_type r = 0; r < nr; ++r)
+      for (index_type ii = 0; ii < nc; ++ii) s[ii * B + r] = T(child.at(c, c.oj + r, c.oi + ii));
   }
 };
 
@@ -436,6 +493,85 @@ void run_staged(const E& e, int id, build_ctx& b, const OutV& out, const codegen
             out(c.oi + ii, c.oj + jj) = static_cast<T>(ev.at(c, c.oi + ii, c.oj + jj));
           });
         });
+      });
+}
+
+/// True when E is transpose(plain array of element type T): the host kernel can move blocks
+/// from the operand straight to the output.
+template <class E, class T>
+struct is_plain_transpose : std::false_type {};
+template <class A, class T>
+struct is_plain_transpose<transpose_node<terminal<A>>, T>
+    : std::is_same<std::remove_const_t<typename A::value_type>, T> {};
+
+/// Host form of the staged kernel: each tile is walked in B x B blocks (B =
+/// host::transpose_block_size); every staged operand block is transposed into scratch through
+/// vector registers, then each output row of the block (one or two cache lines) is evaluated
+/// into a register-sized line and stored whole, with streaming stores for outputs larger than
+/// the cache. One team member per tile, so the stage -> evaluate order is program order.
+template <class E, class OutV>
+void run_staged_host(const E& e, int id, build_ctx& b, const OutV& out,
+                     const codegen::kernel_plan& k, int nslots) {
+  auto ev = make_eval(e, id, b);
+  using T = typename OutV::non_const_value_type;
+  constexpr int B = host::transpose_block_size;
+  constexpr bool pure_transpose = is_plain_transpose<E, T>::value;
+  const index_type th = k.tile[0], tw = k.tile[1];
+  const index_type rows = out.extent(0), cols = out.extent(1);
+  const index_type tiles_i = k.tiles[0];
+  const int level = k.scratch_bytes[1] ? 1 : 0;
+  const std::size_t bytes = k.scratch_bytes[level];
+  std::size_t offs[4] = {0, 0, 0, 0};
+  for (int s = 0; s < nslots; ++s) offs[s] = k.buffers[s].offset;
+  T* const o = out.data();
+  const index_type ldo = rows > 0 ? index_type(out.stride(0)) : 0;
+  const bool stream = out.span() * sizeof(T) >= host::streaming_store_min_bytes &&
+                      host::streamable(o) && ldo % B == 0 && tw % B == 0;
+  using host_policy = Kokkos::TeamPolicy<Kokkos::DefaultHostExecutionSpace>;
+  host_policy policy(static_cast<int>(k.league_size), 1);
+  policy.set_scratch_size(level, Kokkos::PerTeam(bytes + 64));
+  Kokkos::parallel_for(
+      "tessera::staged_elementwise", policy, [=](const host_policy::member_type& team) {
+        // Tiles down a column of the output first: consecutive teams read the same operand rows.
+        const index_type ti = team.league_rank() % tiles_i, tj = team.league_rank() / tiles_i;
+        const index_type oi = ti * th, oj = tj * tw;
+        ectx<char> c;
+        c.ld = B;
+        auto raw = reinterpret_cast<std::uintptr_t>(team.team_scratch(level).get_shmem(bytes + 64));
+        char* base = reinterpret_cast<char*>((raw + 63) & ~std::uintptr_t{63});
+        for (int s = 0; s < nslots; ++s) c.staged[s] = base + offs[s];
+        const index_type ni = rows - oi < th ? rows - oi : th;
+        const index_type nj = cols - oj < tw ? cols - oj : tw;
+        for (index_type ib = 0; ib < ni; ib += B)
+          for (index_type jb = 0; jb < nj; jb += B) {
+            c.oi = oi + ib;
+            c.oj = oj + jb;
+            const index_type bi = ni - ib < B ? ni - ib : B, bj = nj - jb < B ? nj - jb : B;
+            if constexpr (pure_transpose) {
+              // The kernel is a plain transpose: full blocks go from registers straight to
+              // the output, no scratch bounce.
+              if (bi == B && bj == B) {
+                host::transpose_block(ev.child.row_ptr(c.oj) + c.oi, ev.child.row_stride(),
+                                      o + c.oi * ldo + c.oj, ldo, stream);
+                continue;
+              }
+            }
+            ev.stage_block(c);
+            const ectx<char> cb = c;  // read-only from here: lets the compiler hoist its loads
+            if (bj == B) {
+              for (index_type ii = 0; ii < bi; ++ii) {
+                alignas(64) T line[B];
+                const index_type i = cb.oi + ii;
+                for (int jj = 0; jj < B; ++jj) line[jj] = static_cast<T>(ev.at(cb, i, cb.oj + jj));
+                host::store_row(o + i * ldo + c.oj, line, stream);
+              }
+            } else {
+              for (index_type ii = 0; ii < bi; ++ii)
+                for (index_type jj = 0; jj < bj; ++jj)
+                  o[(c.oi + ii) * ldo + c.oj + jj] = static_cast<T>(ev.at(c, c.oi + ii, c.oj + jj));
+            }
+          }
+        if (stream) host::store_fence();
       });
 }
 
@@ -604,7 +740,10 @@ void run_kernel(const E& e, int id, const kernel_spec& ks, const codegen::kernel
       if constexpr (E::rank == 2) {
         int slot = 0;
         for (int s : ks.staged) b.slot[s] = slot++;
-        run_staged(e, id, b, out, kp, slot);
+        if constexpr (default_backend_traits::thread_per_logical)
+          run_staged(e, id, b, out, kp, slot);
+        else
+          run_staged_host(e, id, b, out, kp, slot);
       }
       break;
     case kernel_spec::matmul:
@@ -746,10 +885,12 @@ inline codegen::target make_target(const expr_graph& g) {
     }
   }
   if (!traits::thread_per_logical) {
-    // CPU: tall output tiles, so each staged operand row is a long contiguous read and each
-    // output row segment is one 64-byte cache line.
+    // CPU: 256 x 32 output tiles walked in 16 x 16 blocks: a tile column reads 32 operand rows
+    // (a 1 MiB panel that stays in L2 while the tiles walk down it), and each output row of a
+    // block is one 64-byte line written whole.
     t.transpose_tile[0] = 256;
-    t.transpose_tile[1] = 16;
+    t.transpose_tile[1] = 32;
+    t.staged_block = host::transpose_block_size;
   }
   return t;
 }

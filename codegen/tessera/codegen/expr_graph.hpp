@@ -65,6 +65,9 @@ struct target {
   int max_team_size = 1;
   int concurrency = 1;
   int transpose_tile[2] = {32, 32};  ///< default output tile (rows, cols) of staged transposes
+  /// Host backends: staged transposes move B x B blocks through vector registers, so each
+  /// staged buffer is one B x B block rather than the whole tile (0: whole tile, GPUs).
+  int staged_block = 0;
   int matmul_tile = 16;              ///< tile of the tiled (GPU) matmul
   bool packed_matmul = true;         ///< CPU: packed panels + register-blocked micro-kernel
   std::string matmul_blocking;       ///< description of the CPU blocking (from the tuner)

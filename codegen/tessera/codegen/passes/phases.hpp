@@ -58,19 +58,28 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
       const tile2 ts = staged_tile(g, k, t);
       const int pad = t.thread_per_logical ? 1 : 0;  // bank-conflict padding on GPUs
       phase_desc stage{"stage transposed tiles", {}}, store{"evaluate and store", {}};
+      // GPUs stage the whole tile (cols x rows of the operand); host backends one B x B block
+      // at a time, stored in output order.
+      const int sr = t.staged_block > 0 ? t.staged_block : ts.cols;
+      const int sc = t.staged_block > 0 ? t.staged_block : ts.rows + pad;
       int s = 0;
       for (int n : k.staged) {
         const std::string name = "staged_T" + std::to_string(s++);
         b.scratch.push_back(
-            {name, tile_type(g.nodes[n], ts.cols, ts.rows + pad),
-             std::size_t(ts.cols) * (ts.rows + pad) * g.nodes[n].elem_bytes,
+            {name, tile_type(g.nodes[n], sr, sc), std::size_t(sr) * sc * g.nodes[n].elem_bytes,
              "staging of transpose(" + g.nodes[g.nodes[n].children[0]].label + ")"});
         stage.accesses.push_back({name, true, false});
         store.accesses.push_back({name, false, false});
       }
       b.program.prologue.push_back(stage);
       b.program.epilogue.push_back(store);
-      b.notes.push_back("transpose staged through scratch: coalesced reads and writes");
+      if (t.staged_block > 0)
+        b.notes.push_back("transpose staged through scratch in " + std::to_string(t.staged_block) +
+                          "x" + std::to_string(t.staged_block) +
+                          " blocks transposed in vector registers; output rows stored as whole "
+                          "cache lines (streaming stores when the output exceeds the cache)");
+      else
+        b.notes.push_back("transpose staged through scratch: coalesced reads and writes");
       break;
     }
     case kernel_spec::matmul: {
