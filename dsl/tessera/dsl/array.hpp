@@ -6,6 +6,7 @@
 #include <tessera/dsl/errors.hpp>
 #include <tessera/dsl/index.hpp>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -113,8 +114,8 @@ class array {
   explicit array(const view_type& v) : extent(impl::extent_of_view<N>(v)), v_(v) {}
 
   /// The underlying Kokkos::View (LayoutRight, default memory space).
-  const view_type& view() const { return v_; }
-  T* data() const { return v_.data(); }
+  TESSERA_INLINE const view_type& view() const { return v_; }
+  TESSERA_INLINE T* data() const { return v_.data(); }
   tessera::extent<N> get_extent() const { return extent; }
   index_type size() const { return extent.size(); }
 
@@ -236,7 +237,7 @@ class array_view {
 #endif
 
   /// Device-side Kokkos::View used inside kernels.
-  const view_type& view() const {
+  TESSERA_INLINE const view_type& view() const {
     return dev_;
   }
   tessera::extent<N> get_extent() const {
@@ -341,7 +342,23 @@ class array_view {
 template <class A, int N>
 TESSERA_INLINE auto guarded_read(const A& v, const index<N>& idx) {
   using T = std::remove_cvref_t<decltype(v[idx])>;
-  return v.extent.contains(idx) ? T(v[idx]) : T();
+  const bool in = v.extent.contains(idx);
+  if constexpr (requires {
+                  v.view().data();
+                  v.view().stride(0);
+                }) {
+    // The element's address is computed unconditionally, in integer arithmetic (no pointer
+    // leaves the data, no bounds-checked View access), and only the load is conditional: a
+    // loop of guarded reads then if-converts into masked vector loads.
+    const auto& kv = v.view();
+    std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(kv.data());
+    for (int d = 0; d < N; ++d)
+      addr += static_cast<std::uintptr_t>(idx[d]) * static_cast<std::uintptr_t>(kv.stride(d)) *
+              sizeof(T);
+    return in ? *reinterpret_cast<const T*>(addr) : T();
+  } else {
+    return in ? T(v[idx]) : T();
+  }
 }
 /// Writes `val` to `v[idx]` only if `idx` lies inside v's extent (padded launches).
 template <class A, int N, class U>

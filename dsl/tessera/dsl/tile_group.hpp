@@ -320,21 +320,24 @@ class tile_group {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(*team_, tile_size),
                            [&](int l) { f(make_index(l)); });
     } else {
+      // CPU: the team has one member, so a phase is a loop nest in program order. Its logical
+      // threads are independent (a conflict is a race), hence the innermost loop is marked
+      // dependence-free for the vectorizer.
       constexpr int d[3] = {T...};
       if constexpr (rank == 1) {
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(*team_, d[0]),
-                             [&](int i0) { f(make_index(i0)); });
+        TESSERA_IVDEP
+        for (int i0 = 0; i0 < d[0]; ++i0) f(make_index(i0));
       } else if constexpr (rank == 2) {
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(*team_, d[0]), [&](int i0) {
-          Kokkos::parallel_for(Kokkos::ThreadVectorRange(*team_, d[1]),
-                               [&](int i1) { f(make_index(i0, i1)); });
-        });
+        for (int i0 = 0; i0 < d[0]; ++i0) {
+          TESSERA_IVDEP
+          for (int i1 = 0; i1 < d[1]; ++i1) f(make_index(i0, i1));
+        }
       } else {
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(*team_, d[0]), [&](int i0) {
-          for (int i1 = 0; i1 < d[1]; ++i1)
-            Kokkos::parallel_for(Kokkos::ThreadVectorRange(*team_, d[2]),
-                                 [&](int i2) { f(make_index(i0, i1, i2)); });
-        });
+        for (int i0 = 0; i0 < d[0]; ++i0)
+          for (int i1 = 0; i1 < d[1]; ++i1) {
+            TESSERA_IVDEP
+            for (int i2 = 0; i2 < d[2]; ++i2) f(make_index(i0, i1, i2));
+          }
       }
     }
   }
