@@ -171,6 +171,44 @@ TEST_CASE("tile_reduce and tile_mean against Eigen block reductions") {
                                               38.5, 40.5, 42.5, 52.5, 54.5, 56.5, 58.5});
 }
 
+// Tiles whose row spans a cache line or more take the host backends' wide path (pairwise
+// combine); odd widths exercise the uneven halving.
+TEST_CASE("tile_reduce with wide tiles: 16x16 mean, 2x24 min, double 3x8 mean, int 2x16 sum") {
+  for (int trial = 0; trial < 4; ++trial) {
+    const long r = 48 * tt::random_size(1, 4), c = 48 * tt::random_size(1, 6);
+    CAPTURE(r);
+    CAPTURE(c);
+    M ea = tt::random_matrix<float>(r, c);
+    array<float, 2> A = from_eigen(ea);
+    array<float, 2> m16 = tile_mean<16, 16>(A), mn = tile_reduce<2, 24>(A, ops::min{});
+    M r16(r / 16, c / 16), rmn(r / 2, c / 24);
+    for (long i = 0; i < r / 16; ++i)
+      for (long j = 0; j < c / 16; ++j) r16(i, j) = ea.block(16 * i, 16 * j, 16, 16).mean();
+    for (long i = 0; i < r / 2; ++i)
+      for (long j = 0; j < c / 24; ++j) rmn(i, j) = ea.block(2 * i, 24 * j, 2, 24).minCoeff();
+    CHECK(max_abs_diff(to_eigen(m16), r16) <= 1e-6);
+    CHECK(max_abs_diff(to_eigen(mn), rmn) == 0.0);
+
+    using MD = eigen_matrix<double>;
+    MD ed = tt::random_matrix<double>(r, c);
+    array<double, 2> D = from_eigen(ed);
+    array<double, 2> m38 = tile_mean<3, 8>(D);
+    MD r38(r / 3, c / 8);
+    for (long i = 0; i < r / 3; ++i)
+      for (long j = 0; j < c / 8; ++j) r38(i, j) = ed.block(3 * i, 8 * j, 3, 8).mean();
+    CHECK(max_abs_diff(to_eigen(m38), r38) <= 1e-14);
+
+    const eigen_matrix<int> ei = eigen_matrix<int>::NullaryExpr(
+        r, c, [](Eigen::Index i, Eigen::Index j) { return int((i * 31 + j * 17) % 101) - 50; });
+    array<int, 2> I = from_eigen(ei);
+    array<int, 2> s16 = tile_reduce<2, 16>(I, ops::add{});
+    eigen_matrix<int> rs(r / 2, c / 16);
+    for (long i = 0; i < r / 2; ++i)
+      for (long j = 0; j < c / 16; ++j) rs(i, j) = ei.block(2 * i, 16 * j, 2, 16).sum();
+    CHECK((to_eigen(s16) - rs).cwiseAbs().maxCoeff() == 0);
+  }
+}
+
 TEST_CASE("aliasing: A = transpose(A), A = matmul(A, B), A = A + 1 are correct") {
   M ea = tt::random_matrix<float>(24, 24), eb = tt::random_matrix<float>(24, 24);
   array<float, 2> A = from_eigen(ea), B = from_eigen(eb);

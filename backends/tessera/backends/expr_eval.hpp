@@ -642,6 +642,18 @@ void run_matmul(const Core& mm, int core_id, const E& e, int id, build_ctx& b, c
 /// element by element into a scratch row (contiguous, vectorizable, each element owned by one
 /// logical thread); after a barrier, each output element combines its C entries of that row
 /// and the epilogue runs.
+/// op-combines v[0..N) pairwise (v[k] = op(v[k], v[k + n - n/2]) with halving n) and returns
+/// the result: log2(N) vectorizable steps instead of a serial fold. Overwrites v.
+template <int N, class T, class Op>
+TESSERA_FORCEINLINE T tree_combine(T* v, const Op& op) {
+  for (int n = N; n > 1;) {
+    const int h = n / 2;
+    for (int k = 0; k < h; ++k) v[k] = op(v[k], v[k + n - h]);
+    n -= h;
+  }
+  return v[0];
+}
+
 template <class Core, class E, class OutV>
 void run_tile_reduce(const Core& tr, int core_id, const E& e, int id, build_ctx& b,
                      const OutV& out) {
@@ -654,43 +666,45 @@ void run_tile_reduce(const Core& tr, int core_id, const E& e, int id, build_ctx&
   const index_type ocols = out.extent(1), icols = ocols * C;
   const int rows = static_cast<int>(out.extent(0));
   if constexpr (!default_backend_traits::thread_per_logical) {
-    // CPU: one member per output row; W input columns at a time accumulate over the R rows in
-    // a register-resident chunk (R contiguous streams), then each tile's C entries combine.
-    constexpr int W = C >= 64 ? C : (64 / C) * C;
+    // CPU: one member per output row. Narrow tiles (a tile row shorter than a cache line):
+    // each output combines its R x C entries directly, and the loop over outputs vectorizes
+    // (C-strided loads become permutes). Wide tiles: the R rows of a tile accumulate element
+    // by element in a register-sized chunk of C values, which then combine pairwise (a tree
+    // that vectorizes, unlike a serial left fold). Both read every input element once.
+    constexpr bool narrow = C * sizeof(T) < 64;
+    constexpr T scale = T(1) / T(R * C);
     Kokkos::parallel_for(
         "tessera::tile_reduce", range_policy(0, rows), KOKKOS_LAMBDA(index_type i) {
           const ectx<char> c0;
-          for (index_type j0 = 0; j0 < icols; j0 += W) {
-            const int w = icols - j0 < W ? static_cast<int>(icols - j0) : W;
-            T acc[W];
-            if (w == W) {
-              for (int jj = 0; jj < W; ++jj) acc[jj] = in.at(c0, i * R, j0 + jj);
+          ectx<T> c;  // the epilogue's context: c.acc = the tile's combined value
+          auto finish = [&](T a) {
+            if constexpr (Core::mean && std::is_floating_point_v<T>)
+              return T(a * scale);
+            else if constexpr (Core::mean)
+              return T(a / T(R * C));
+            else
+              return a;
+          };
+          OT* const orow = out.data() + i * index_type(out.stride(0));
+          if constexpr (narrow) {
+            for (index_type q = 0; q < ocols; ++q) {
+              T a = in.at(c0, i * R, q * C);
+              for (int cc = 1; cc < C; ++cc) a = op(a, in.at(c0, i * R, q * C + cc));
               for (int r = 1; r < R; ++r)
-                for (int jj = 0; jj < W; ++jj) acc[jj] = op(acc[jj], in.at(c0, i * R + r, j0 + jj));
-            } else {
-              for (int jj = 0; jj < w; ++jj) acc[jj] = in.at(c0, i * R, j0 + jj);
-              for (int r = 1; r < R; ++r)
-                for (int jj = 0; jj < w; ++jj) acc[jj] = op(acc[jj], in.at(c0, i * R + r, j0 + jj));
+                for (int cc = 0; cc < C; ++cc) a = op(a, in.at(c0, i * R + r, q * C + cc));
+              c.acc = finish(a);
+              orow[q] = static_cast<OT>(ev.at(c, i, q));
             }
-            // Combine each tile's C entries (a separate simple loop, so it vectorizes), then
-            // run the epilogue and store contiguously.
-            T res[W / C];
-            const int nq = w / C;
-            for (int q = 0; q < nq; ++q) {
-              T a = acc[q * C];
-              for (int cc = 1; cc < C; ++cc) a = op(a, acc[q * C + cc]);
-              if constexpr (Core::mean && std::is_floating_point_v<T>)
-                a *= T(1) / T(R * C);
-              else if constexpr (Core::mean)
-                a /= T(R * C);
-              res[q] = a;
-            }
-            OT* orow = &out(i, j0 / C);
-            for (int q = 0; q < nq; ++q) {
-              ectx<T> c;
-              c.acc = res[q];
-              orow[q] = static_cast<OT>(ev.at(c, i, j0 / C + q));
-            }
+            return;
+          }
+          for (index_type q = 0; q < ocols; ++q) {
+            T acc[C];
+            for (int cc = 0; cc < C; ++cc) acc[cc] = in.at(c0, i * R, q * C + cc);
+            for (int r = 1; r < R; ++r)
+              for (int cc = 0; cc < C; ++cc)
+                acc[cc] = op(acc[cc], in.at(c0, i * R + r, q * C + cc));
+            c.acc = finish(tree_combine<C>(acc, op));
+            orow[q] = static_cast<OT>(ev.at(c, i, q));
           }
         });
     return;
