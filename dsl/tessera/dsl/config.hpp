@@ -24,9 +24,9 @@
 /// vectorizer needs no alias checks. Used where the tile model itself guarantees it: the
 /// logical threads of one for_each phase never write an element another one touches (a race,
 /// reported by checked mode).
-#if defined(__clang__)
-#define TESSERA_IVDEP _Pragma("clang loop vectorize(assume_safety)")
-#elif defined(__GNUC__)
+// Clang's equivalent (vectorize(assume_safety)) also forces vectorization and warns where it
+// cannot, so it is left to clang's own dependence analysis.
+#if defined(__GNUC__) && !defined(__clang__)
 #define TESSERA_IVDEP _Pragma("GCC ivdep")
 #else
 #define TESSERA_IVDEP
