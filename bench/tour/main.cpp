@@ -3,8 +3,10 @@
 //
 //   tessera-tour [--scale F] [--reps N] [--only WORKLOAD] [--json PATH] [--plot PATH.svg|.png]
 //
-// --scale multiplies every element count (default 1: 8192^2 tile means and transpose, 2048^2
-// matmul, 2^28-float sum, 2^24 elementwise); --reps takes the best of N timed runs (default 3).
+// --scale multiplies every element count (default 1: 8192^2 tile means and transpose, 1024^2
+// and 2048^2 matmul, 2^28-float sum, 2^24 elementwise); --reps takes the best of N timed runs
+// (default 3); --only runs one workload (or abstraction_penalty). A full run ends with the
+// ratios and the performance targets they are checked against.
 // Exit status 1 if any verification fails.
 #include "tour.hpp"
 

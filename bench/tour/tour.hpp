@@ -30,8 +30,9 @@ struct options {
 inline const char* usage() {
   return "usage: tessera-tour [--scale F] [--reps N] [--only WORKLOAD] [--json PATH] "
          "[--plot PATH.svg|PATH.png]\n"
-         "  workloads: tile_mean_2x2 tile_mean_4x4 tile_mean_16x16 matmul transpose\n"
-         "             transpose_padded transpose_truncated sum elementwise race_demo\n";
+         "  workloads: tile_mean_2x2 tile_mean_4x4 tile_mean_16x16 matmul_1024 matmul\n"
+         "             transpose transpose_padded transpose_truncated sum elementwise race_demo\n"
+         "             abstraction_penalty\n";
 }
 
 inline options parse(int argc, char** argv) {
@@ -242,6 +243,43 @@ inline void print_ratios(const std::vector<result>& rs, double memcpy, double pe
   if (penalty > 0)
     std::printf("  abstraction penalty (Tier 0 seed matmul %ld^2 / hand-written Kokkos): %.2fx\n",
                 pn, penalty);
+
+  // The performance targets, checked against this run's ratios. Eigen runs on one thread, so
+  // with 2+ threads the sum target is 1.5x.
+  const int threads = tessera::backend_concurrency();
+  struct target {
+    const char* workload;
+    const char* what;
+    double bound;
+    bool at_most;
+  };
+  const target targets[] = {
+      {"matmul_1024", "x Eigen", 0.8, false},
+      {"matmul", "x Eigen", 0.8, false},
+      {"transpose", "x memcpy", 0.6, false},
+      {"tile_mean_2x2", "x Eigen", 1.0, false},
+      {"tile_mean_4x4", "x Eigen", 1.0, false},
+      {"tile_mean_16x16", "x Eigen", 1.0, false},
+      {"elementwise", "x Eigen", 1.0, false},
+      {"sum", "x Eigen", threads >= 2 ? 1.5 : 1.0, false},
+      {"abstraction penalty", "x hand-written", 1.05, true},
+  };
+  std::printf("\ntargets (%d thread%s; ratios move by ~5-10%% between runs on a shared machine):\n",
+              threads, threads == 1 ? "" : "s");
+  for (const auto& t : targets) {
+    double v = -1;
+    if (t.at_most) {
+      v = penalty > 0 ? penalty : -1;
+    } else {
+      for (const auto& r : rs)
+        if (r.workload == t.workload && r.tessera_s > 0 && r.eigen_s > 0)
+          v = std::string(t.what) == "x memcpy" ? r.gbs / memcpy : r.eigen_s / r.tessera_s;
+    }
+    if (v < 0) continue;  // not run (--only)
+    const bool met = t.at_most ? v <= t.bound : v >= t.bound;
+    std::printf("  %-20s %6.2f%-15s target %s %.2f   %s\n", t.workload, v, t.what,
+                t.at_most ? "<=" : ">=", t.bound, met ? "met" : "NOT met");
+  }
 }
 
 inline int run_all(const options& opt) {
@@ -260,7 +298,7 @@ inline int run_all(const options& opt) {
   std::printf("memcpy bandwidth (deep_copy, read+write): %.2f GB/s; scale %g, best of %d\n", memcpy,
               opt.scale, opt.reps);
   std::vector<result> rs;
-  bool found = opt.only.empty();
+  bool found = opt.only.empty() || opt.only == "abstraction_penalty";
   for (const auto& w : workloads()) {
     if (!opt.only.empty() && w.name != opt.only) continue;
     found = true;
@@ -285,7 +323,7 @@ inline int run_all(const options& opt) {
   print_table(rs);
   double penalty = 0;
   long pn = 0;
-  if (opt.only.empty()) {
+  if (opt.only.empty() || opt.only == "abstraction_penalty") {
     try {
       penalty = abstraction_penalty(opt, pn);
     } catch (const std::exception& e) {

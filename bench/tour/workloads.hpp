@@ -27,12 +27,14 @@ result tile_mean(const options& o) {
   return r;
 }
 
-inline result matmul(const options& o) {
-  const long n = scaled_side(2048, o.scale, 16);
+/// C = A * B, f32, n x n (2048 or 1024 at scale 1).
+template <long N>
+result matmul(const options& o) {
+  const long n = scaled_side(N, o.scale, 16);
   auto ma = random_matrix(n, n, 2), mb = random_matrix(n, n, 3);
   tessera::array<float, 2> a = tessera::from_eigen(ma), b = tessera::from_eigen(mb), c(n, n);
   result r;
-  r.workload = "matmul";
+  r.workload = N == 2048 ? "matmul" : "matmul_" + std::to_string(N);
   r.size = std::to_string(n) + "^2";
   r.tessera_s = best_time(o.reps, [&] { c = tessera::matmul(a, b); });
   eigen_matrix<float> ref;
@@ -136,7 +138,8 @@ inline std::vector<workload> workloads() {
       {"tile_mean_2x2", tile_mean<2>},
       {"tile_mean_4x4", tile_mean<4>},
       {"tile_mean_16x16", tile_mean<16>},
-      {"matmul", matmul},
+      {"matmul_1024", matmul<1024>},
+      {"matmul", matmul<2048>},
       {"transpose", transpose_square},
       {"transpose_padded", transpose_uneven<true>},
       {"transpose_truncated", transpose_uneven<false>},
