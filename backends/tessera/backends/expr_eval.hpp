@@ -693,15 +693,20 @@ void run_tile_reduce(const Core& tr, int core_id, const E& e, int id, build_ctx&
   const index_type ocols = out.extent(1), icols = ocols * C;
   const int rows = static_cast<int>(out.extent(0));
   if constexpr (!default_backend_traits::thread_per_logical) {
-    // CPU: one member per output row. Narrow tiles (a tile row shorter than a cache line):
-    // each output combines its R x C entries directly, and the loop over outputs vectorizes
+    // CPU: one member per group of G output rows. Narrow tiles (a tile row shorter than a cache
+    // line): each output combines its R x C entries directly, and the loop over outputs vectorizes
     // (C-strided loads become permutes). Wide tiles: the R rows of a tile accumulate element
     // by element in a register-sized chunk of C values, which then combine pairwise (a tree
     // that vectorizes, unlike a serial left fold). Both read every input element once.
     constexpr bool narrow = C * sizeof(T) < 64;
     constexpr T scale = T(1) / T(R * C);
+    // G output rows advance together, Q outputs at a time, so that about 8 input rows stream
+    // at once: a 2-row tile alone leaves the memory system idle between its two streams.
+    constexpr int G = R >= 8 ? 1 : 8 / R;
+    const index_type Q = G > 1 ? (narrow ? 64 : 4) : (ocols > 0 ? ocols : 1);
+    const index_type groups = (rows + G - 1) / G;
     Kokkos::parallel_for(
-        "tessera::tile_reduce", range_policy(0, rows), KOKKOS_LAMBDA(index_type i) {
+        "tessera::tile_reduce", range_policy(0, groups), KOKKOS_LAMBDA(index_type ig) {
           const ectx<char> c0;
           ectx<T> c;  // the epilogue's context: c.acc = the tile's combined value
           auto finish = [&](T a) {
@@ -712,26 +717,32 @@ void run_tile_reduce(const Core& tr, int core_id, const E& e, int id, build_ctx&
             else
               return a;
           };
-          OT* const orow = out.data() + i * index_type(out.stride(0));
-          if constexpr (narrow) {
-            for (index_type q = 0; q < ocols; ++q) {
-              T a = in.at(c0, i * R, q * C);
-              for (int cc = 1; cc < C; ++cc) a = op(a, in.at(c0, i * R, q * C + cc));
-              for (int r = 1; r < R; ++r)
-                for (int cc = 0; cc < C; ++cc) a = op(a, in.at(c0, i * R + r, q * C + cc));
-              c.acc = finish(a);
-              orow[q] = static_cast<OT>(ev.at(c, i, q));
+          const index_type i0 = ig * G, gn = rows - i0 < G ? rows - i0 : G;
+          for (index_type q0 = 0; q0 < ocols; q0 += Q) {
+            const index_type q1 = ocols - q0 < Q ? ocols : q0 + Q;
+            for (index_type i = i0; i < i0 + gn; ++i) {
+              OT* const orow = out.data() + i * index_type(out.stride(0));
+              if constexpr (narrow) {
+                for (index_type q = q0; q < q1; ++q) {
+                  T a = in.at(c0, i * R, q * C);
+                  for (int cc = 1; cc < C; ++cc) a = op(a, in.at(c0, i * R, q * C + cc));
+                  for (int r = 1; r < R; ++r)
+                    for (int cc = 0; cc < C; ++cc) a = op(a, in.at(c0, i * R + r, q * C + cc));
+                  c.acc = finish(a);
+                  orow[q] = static_cast<OT>(ev.at(c, i, q));
+                }
+              } else {
+                for (index_type q = q0; q < q1; ++q) {
+                  T acc[C];
+                  for (int cc = 0; cc < C; ++cc) acc[cc] = in.at(c0, i * R, q * C + cc);
+                  for (int r = 1; r < R; ++r)
+                    for (int cc = 0; cc < C; ++cc)
+                      acc[cc] = op(acc[cc], in.at(c0, i * R + r, q * C + cc));
+                  c.acc = finish(tree_combine<C>(acc, op));
+                  orow[q] = static_cast<OT>(ev.at(c, i, q));
+                }
+              }
             }
-            return;
-          }
-          for (index_type q = 0; q < ocols; ++q) {
-            T acc[C];
-            for (int cc = 0; cc < C; ++cc) acc[cc] = in.at(c0, i * R, q * C + cc);
-            for (int r = 1; r < R; ++r)
-              for (int cc = 0; cc < C; ++cc)
-                acc[cc] = op(acc[cc], in.at(c0, i * R + r, q * C + cc));
-            c.acc = finish(tree_combine<C>(acc, op));
-            orow[q] = static_cast<OT>(ev.at(c, i, q));
           }
         });
     return;
