@@ -362,28 +362,46 @@ struct chunk_folder {
       start = lo + L;
     }
     for_each_run(start, hi, [&](const auto& get, index_type j0, index_type cnt) {
-      index_type q = 0;
-      if constexpr (Rule::block > 1) {
-        // K consecutive groups of L elements are first added in T, lane by lane, by a pairwise
-        // tree (log2 K roundings in T), then folded into the accumulator lanes.
-        constexpr int K = Rule::block;
-        for (; q + K * L <= cnt; q += K * L) {
+      // One group = K consecutive runs of L elements (K = Rule::block; 1: plain lane steps).
+      // For block rules the K runs are first added in T, lane by lane, by a pairwise tree
+      // (log2 K roundings in T), then folded into the accumulator lanes.
+      constexpr int K = Rule::block > 1 ? Rule::block : 1;
+      constexpr index_type G = index_type(K) * L;
+      auto group = [&](index_type j) {
+        if constexpr (Rule::block > 1) {
           if constexpr (Rule::unroll) {
             TESSERA_REDUCE_UNROLL
-            for (int l = 0; l < L; ++l) lanes.step(rule, l, block_sum<K, L>(get, j0 + q + l));
+            for (int l = 0; l < L; ++l) lanes.step(rule, l, block_sum<K, L>(get, j + l));
           } else {
-            for (int l = 0; l < L; ++l) lanes.step(rule, l, block_sum<K, L>(get, j0 + q + l));
+            for (int l = 0; l < L; ++l) lanes.step(rule, l, block_sum<K, L>(get, j + l));
           }
-        }
-      }
-      if constexpr (Rule::unroll) {
-        for (; q + L <= cnt; q += L) {
+        } else if constexpr (Rule::unroll) {
           TESSERA_REDUCE_UNROLL
-          for (int l = 0; l < L; ++l) lanes.step(rule, l, get(j0 + q + l));
+          for (int l = 0; l < L; ++l) lanes.step(rule, l, get(j + l));
+        } else {
+          for (int l = 0; l < L; ++l) lanes.step(rule, l, get(j + l));
         }
-      } else {
-        for (; q + L <= cnt; q += L)
-          for (int l = 0; l < L; ++l) lanes.step(rule, l, get(j0 + q + l));
+      };
+      // The run's groups are cut into S equal parts read in turn, one group from each: S
+      // sequential streams keep more memory requests in flight than one (a single stream
+      // leaves a core's bandwidth unused). The order depends only on the run, so results are
+      // still deterministic.
+      constexpr index_type S = 4;
+      const index_type per = cnt / G / S;
+      for (index_type b = 0; b < per; ++b)
+        for (index_type u = 0; u < S; ++u) group(j0 + (u * per + b) * G);
+      index_type q = S * per * G;
+      for (; q + G <= cnt; q += G) group(j0 + q);
+      if constexpr (Rule::block > 1) {
+        if constexpr (Rule::unroll) {
+          for (; q + L <= cnt; q += L) {
+            TESSERA_REDUCE_UNROLL
+            for (int l = 0; l < L; ++l) lanes.step(rule, l, get(j0 + q + l));
+          }
+        } else {
+          for (; q + L <= cnt; q += L)
+            for (int l = 0; l < L; ++l) lanes.step(rule, l, get(j0 + q + l));
+        }
       }
       for (int l = 0; q < cnt; ++q, ++l) lanes.step(rule, l, get(j0 + q));
     });
