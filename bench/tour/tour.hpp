@@ -244,8 +244,9 @@ inline void print_ratios(const std::vector<result>& rs, double memcpy, double pe
     std::printf("  abstraction penalty (Tier 0 seed matmul %ld^2 / hand-written Kokkos): %.2fx\n",
                 pn, penalty);
 
-  // The performance targets, checked against this run's ratios. Eigen runs on one thread, so
-  // with 2+ threads the sum target is 1.5x.
+  // The performance targets, checked against this run's ratios. Eigen's sum runs on one
+  // thread in every build (its gemm uses the OpenMP threads of an OpenMP build), so with 2+
+  // threads the sum target is 1.5x.
   const int threads = tessera::backend_concurrency();
   struct target {
     const char* workload;
