@@ -4,8 +4,9 @@
 ///
 /// Mapping (see README "Execution model"):
 ///  * CPU backends (Serial, OpenMP, Threads): one team member per tile (team_size = 1). A phase
-///    (`for_each`) is a loop nest over the tile: TeamThreadRange over the first tile dimension,
-///    ThreadVectorRange over the last, so the compiler can vectorize the innermost loop.
+///    (`for_each`) is a plain loop nest over the tile in program order; the innermost loop (the
+///    last tile dimension) is marked dependence-free (TESSERA_IVDEP), since the logical threads
+///    of a phase are independent, so the compiler vectorizes it.
 ///    Parallelism comes from the league (tiles run concurrently on different threads).
 ///    tile_local<U> is a U[T0*T1*T2] array on the member's stack.
 ///  * GPU backends (Cuda, HIP): one team member per logical thread (team_size = T0*T1*T2,
