@@ -481,6 +481,29 @@ void run_elementwise(const E& e, int id, build_ctx& b, const OutV& out) {
       KOKKOS_LAMBDA(index_type k) { o[k] = static_cast<T>(ev.flat(ectx<char>{}, k)); });
 }
 
+/// Team scratch of a staged-transpose kernel as planned: the level, the bytes, each staged
+/// slot's offset. request() sizes a policy (64 spare bytes for alignment); bind() points a
+/// kernel context's staged slots into the team's 64-byte aligned scratch.
+struct staged_scratch {
+  int level = 0, nslots = 0;
+  std::size_t bytes = 0;
+  std::size_t offs[4] = {0, 0, 0, 0};
+  staged_scratch(const codegen::kernel_plan& k, int n)
+      : level(k.scratch_bytes[1] ? 1 : 0), nslots(n), bytes(k.scratch_bytes[level]) {
+    for (int s = 0; s < n; ++s) offs[s] = k.buffers[s].offset;
+  }
+  template <class Policy>
+  void request(Policy& p) const {
+    p.set_scratch_size(level, Kokkos::PerTeam(bytes + 64));
+  }
+  template <class Member, class Cx>
+  KOKKOS_INLINE_FUNCTION void bind(const Member& team, Cx& c) const {
+    auto raw = reinterpret_cast<std::uintptr_t>(team.team_scratch(level).get_shmem(bytes + 64));
+    char* base = reinterpret_cast<char*>((raw + 63) & ~std::uintptr_t{63});
+    for (int s = 0; s < nslots; ++s) c.staged[s] = base + offs[s];
+  }
+};
+
 /// Tiled elementwise kernel with transposes staged through scratch (rank-2 output).
 template <class E, class OutV>
 void run_staged(const E& e, int id, build_ctx& b, const OutV& out, const codegen::kernel_plan& k,
@@ -491,12 +514,9 @@ void run_staged(const E& e, int id, build_ctx& b, const OutV& out, const codegen
   const int ld = th + (default_backend_traits::thread_per_logical ? 1 : 0);
   const index_type rows = out.extent(0), cols = out.extent(1);
   const index_type tiles_i = k.tiles[0];
-  const int level = k.scratch_bytes[1] ? 1 : 0;
-  const std::size_t bytes = k.scratch_bytes[level];
-  std::size_t offs[4] = {0, 0, 0, 0};
-  for (int s = 0; s < nslots; ++s) offs[s] = k.buffers[s].offset;
+  const staged_scratch sc(k, nslots);
   team_policy policy(static_cast<int>(k.league_size), k.team_size);
-  policy.set_scratch_size(level, Kokkos::PerTeam(bytes + 64));
+  sc.request(policy);
   Kokkos::parallel_for(
       "tessera::staged_elementwise", policy, KOKKOS_LAMBDA(const team_policy::member_type& team) {
         // Tiles down a column of the output first: consecutive teams read the same operand rows.
@@ -505,9 +525,7 @@ void run_staged(const E& e, int id, build_ctx& b, const OutV& out, const codegen
         c.oi = ti * th;
         c.oj = tj * tw;
         c.ld = ld;
-        auto raw = reinterpret_cast<std::uintptr_t>(team.team_scratch(level).get_shmem(bytes + 64));
-        char* base = reinterpret_cast<char*>((raw + 63) & ~std::uintptr_t{63});
-        for (int s = 0; s < nslots; ++s) c.staged[s] = base + offs[s];
+        sc.bind(team, c);
         // Phase 1: stage (rows of each transposed operand, read contiguously).
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tw),
                              [&](int r) { ev.stage(c, th, r, 0); });
@@ -546,17 +564,14 @@ void run_staged_host(const E& e, int id, build_ctx& b, const OutV& out,
   const index_type th = k.tile[0], tw = k.tile[1];
   const index_type rows = out.extent(0), cols = out.extent(1);
   const index_type tiles_i = k.tiles[0];
-  const int level = k.scratch_bytes[1] ? 1 : 0;
-  const std::size_t bytes = k.scratch_bytes[level];
-  std::size_t offs[4] = {0, 0, 0, 0};
-  for (int s = 0; s < nslots; ++s) offs[s] = k.buffers[s].offset;
+  const staged_scratch sc(k, nslots);
   T* const o = out.data();
   const index_type ldo = rows > 0 ? index_type(out.stride(0)) : 0;
   const bool stream = out.span() * sizeof(T) >= host::streaming_store_min_bytes &&
                       host::streamable(o) && ldo % B == 0 && tw % B == 0;
   using host_policy = Kokkos::TeamPolicy<Kokkos::DefaultHostExecutionSpace>;
   host_policy policy(static_cast<int>(k.league_size), 1);
-  policy.set_scratch_size(level, Kokkos::PerTeam(bytes + 64));
+  sc.request(policy);
   Kokkos::parallel_for(
       "tessera::staged_elementwise", policy, [=](const host_policy::member_type& team) {
         // Tiles down a column of the output first: consecutive teams read the same operand rows.
@@ -564,9 +579,7 @@ void run_staged_host(const E& e, int id, build_ctx& b, const OutV& out,
         const index_type oi = ti * th, oj = tj * tw;
         ectx<char> c;
         c.ld = B;
-        auto raw = reinterpret_cast<std::uintptr_t>(team.team_scratch(level).get_shmem(bytes + 64));
-        char* base = reinterpret_cast<char*>((raw + 63) & ~std::uintptr_t{63});
-        for (int s = 0; s < nslots; ++s) c.staged[s] = base + offs[s];
+        sc.bind(team, c);
         const index_type ni = rows - oi < th ? rows - oi : th;
         const index_type nj = cols - oj < tw ? cols - oj : tw;
         for (index_type ib = 0; ib < ni; ib += B)
