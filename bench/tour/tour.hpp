@@ -5,6 +5,7 @@
 
 #include <Eigen/Dense>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,7 +14,6 @@
 #include <random>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -89,19 +89,19 @@ double time_once(F&& f) {
   return t.seconds();
 }
 
-/// Best wall times of `reps` runs of f and of g, interleaved run by run (f, g, f, g, ...) after
-/// one untimed warm-up of each, so both see the same machine state: their ratio is what the
-/// tour reports. Returns {best f, best g}.
-template <class F, class G>
-std::pair<double, double> best_times(int reps, F&& f, G&& g) {
-  time_once(f);
-  time_once(g);
-  double bf = 1e300, bg = 1e300;
+/// Best wall times of `reps` runs of each of fs..., interleaved run by run (f1, f2, ..., f1,
+/// f2, ...) after one untimed warm-up of each, so all see the same machine state: their ratios
+/// are what the tour reports. Returns the best time of each, in argument order (seconds).
+template <class... F>
+std::array<double, sizeof...(F)> best_times(int reps, F&&... fs) {
+  (time_once(fs), ...);
+  std::array<double, sizeof...(F)> best;
+  best.fill(1e300);
   for (int r = 0; r < reps; ++r) {
-    bf = std::min(bf, time_once(f));
-    bg = std::min(bg, time_once(g));
+    std::size_t k = 0;
+    ((best[k] = std::min(best[k], time_once(fs)), ++k), ...);
   }
-  return {bf, bg};
+  return best;
 }
 
 /// Best wall time of `reps` runs of f (each followed by a Kokkos fence), after one untimed
@@ -237,13 +237,10 @@ inline double abstraction_penalty(const options& o, long& n_out) {
   auto ma = random_matrix(n, n, 11), mb = random_matrix(n, n, 12);
   tessera::array<float, 2> a = tessera::from_eigen(ma), b = tessera::from_eigen(mb), c(n, n),
                            d(n, n);
-  double th = 1e300, t0 = 1e300;
-  seeds::matmul_tiled<16>(a, b, c);  // warm-up
-  for (int r = 0; r < o.reps; ++r) {
-    th = std::min(th,
-                  time_once([&] { bench::seed_kokkos_matmul(a.data(), b.data(), d.data(), n); }));
-    t0 = std::min(t0, time_once([&] { seeds::matmul_tiled<16>(a, b, c); }));
-  }
+  const auto times = best_times(
+      o.reps, [&] { bench::seed_kokkos_matmul(a.data(), b.data(), d.data(), n); },
+      [&] { seeds::matmul_tiled<16>(a, b, c); });
+  const double th = times[0], t0 = times[1];
   const double err = (tessera::to_eigen(c) - tessera::to_eigen(d)).cwiseAbs().maxCoeff();
   if (err > 1e-5 * n) throw std::runtime_error("abstraction penalty: results differ");
   return t0 / th;

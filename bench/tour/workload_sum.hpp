@@ -35,14 +35,12 @@ inline result sum_workload(const options& o) {
   // The three take turns (best of o.reps each), so a slow phase of the machine does not fall on
   // one of them only.
   float s = 0, s_repro = 0, s_eigen = 0;
-  double repro_s = 1e300;
-  r.tessera_s = r.eigen_s = 1e300;
-  for (int k = 0; k < o.reps; ++k) {
-    r.tessera_s = std::min(r.tessera_s, time_once([&] { s = tessera::sum(a); }));
-    repro_s =
-        std::min(repro_s, time_once([&] { s_repro = tessera::sum(a, tessera::reproducible); }));
-    r.eigen_s = std::min(r.eigen_s, time_once([&] { s_eigen = v.sum(); }));
-  }
+  const auto times = best_times(
+      o.reps, [&] { s = tessera::sum(a); },
+      [&] { s_repro = tessera::sum(a, tessera::reproducible); }, [&] { s_eigen = v.sum(); });
+  r.tessera_s = times[0];
+  const double repro_s = times[1];
+  r.eigen_s = times[2];
   r.gbs = double(n) * sizeof(float) / r.tessera_s * 1e-9;
 
   const double ref = v.cast<double>().sum();

@@ -201,10 +201,8 @@ struct eval<terminal<A>> {
   /// Rank 2: the first element of row i and the row stride, for block copies.
   TESSERA_FORCEINLINE const T* row_ptr(index_type i) const { return &v(i, 0); }
   TESSERA_FORCEINLINE index_type row_stride() const { return index_type(v.stride(0)); }
-  template <class C>
-  TESSERA_INLINE void stage(C&, int, index_type, index_type) const {}
-  template <class C>
-  TESSERA_INLINE void stage_block(C&) const {}
+  template <class F>
+  TESSERA_INLINE void visit_staged(F&&) const {}
 };
 
 template <class T>
@@ -220,10 +218,8 @@ struct eval<scalar_node<T>> {
   TESSERA_FORCEINLINE T at(const C&, index_type, index_type) const {
     return value;
   }
-  template <class C>
-  TESSERA_INLINE void stage(C&, int, index_type, index_type) const {}
-  template <class C>
-  TESSERA_INLINE void stage_block(C&) const {}
+  template <class F>
+  TESSERA_INLINE void visit_staged(F&&) const {}
 };
 
 template <class Op, class A>
@@ -240,13 +236,9 @@ struct eval<unary_node<Op, A>> {
   TESSERA_FORCEINLINE auto at(const C& c, index_type i, index_type j) const {
     return Op{}(a.at(c, i, j));
   }
-  template <class C>
-  TESSERA_INLINE void stage(C& c, int ts, index_type r, index_type cols) const {
-    a.stage(c, ts, r, cols);
-  }
-  template <class C>
-  TESSERA_INLINE void stage_block(C& c) const {
-    a.stage_block(c);
+  template <class F>
+  TESSERA_INLINE void visit_staged(F&& f) const {
+    a.visit_staged(f);
   }
 };
 
@@ -266,15 +258,10 @@ struct eval<binary_node<Op, A, B>> {
   TESSERA_FORCEINLINE auto at(const C& c, index_type i, index_type j) const {
     return Op{}(a.at(c, i, j), b.at(c, i, j));
   }
-  template <class C>
-  TESSERA_INLINE void stage(C& c, int ts, index_type r, index_type cols) const {
-    a.stage(c, ts, r, cols);
-    b.stage(c, ts, r, cols);
-  }
-  template <class C>
-  TESSERA_INLINE void stage_block(C& c) const {
-    a.stage_block(c);
-    b.stage_block(c);
+  template <class F>
+  TESSERA_INLINE void visit_staged(F&& f) const {
+    a.visit_staged(f);
+    b.visit_staged(f);
   }
 };
 
@@ -297,17 +284,11 @@ struct eval<where_node<Cn, A, B>> {
   TESSERA_FORCEINLINE T at(const C& x, index_type i, index_type j) const {
     return c.at(x, i, j) ? T(a.at(x, i, j)) : T(b.at(x, i, j));
   }
-  template <class C>
-  TESSERA_INLINE void stage(C& x, int ts, index_type r, index_type cols) const {
-    c.stage(x, ts, r, cols);
-    a.stage(x, ts, r, cols);
-    b.stage(x, ts, r, cols);
-  }
-  template <class C>
-  TESSERA_INLINE void stage_block(C& x) const {
-    c.stage_block(x);
-    a.stage_block(x);
-    b.stage_block(x);
+  template <class F>
+  TESSERA_INLINE void visit_staged(F&& f) const {
+    c.visit_staged(f);
+    a.visit_staged(f);
+    b.visit_staged(f);
   }
 };
 
@@ -330,10 +311,8 @@ struct special_eval {
   TESSERA_FORCEINLINE T at(const C& c, index_type i, index_type j) const {
     return core ? T(c.acc) : tmp(i, j);
   }
-  template <class C>
-  TESSERA_INLINE void stage(C&, int, index_type, index_type) const {}
-  template <class C>
-  TESSERA_INLINE void stage_block(C&) const {}
+  template <class F>
+  TESSERA_INLINE void visit_staged(F&&) const {}
 };
 
 template <class A, class B>
@@ -354,8 +333,6 @@ struct eval<transpose_node<A>> {
   bool staged = false;
   int slot = 0;
   Kokkos::View<T**, Kokkos::LayoutRight, memory_space> tmp;
-  const T* tmp_ptr = nullptr;  // host: tmp's data and row stride
-  index_type tmp_ld = 0;
   eval<A> child;
   extent<2> in_ext;
   eval() = default;
@@ -363,8 +340,6 @@ struct eval<transpose_node<A>> {
     const node_role r = (*b.role)[id];
     if (r == node_role::materialized) {
       tmp = std::any_cast<array<T, 2>>(b.temps->at(id)).view();
-      tmp_ptr = tmp.data();
-      tmp_ld = index_type(tmp.stride(0));
     } else {
       staged = true;
       slot = b.slot.at(id);
@@ -385,15 +360,21 @@ struct eval<transpose_node<A>> {
       // read unconditionally and one row pointer serves both cases, so the compiler hoists it
       // out of the loop over j and the loads stay contiguous (no gathers).
       const T* sp = static_cast<const T*>(c.staged[slot]);
-      const T* row = staged ? sp + (i - c.oi) * c.ld - c.oj : tmp_ptr + i * tmp_ld;
+      const T* row =
+          staged ? sp + (i - c.oi) * c.ld - c.oj : tmp.data() + i * index_type(tmp.stride(0));
       return row[j];
     }
   }
-  /// Loads input rows oj + r (r = output column offset) of the tile into the slot:
-  /// staged[r][ii] = in(oj + r, oi + ii) — a contiguous read of the input's row.
+  /// Calls f(*this) when this transpose is staged in the kernel (the kernel then calls
+  /// stage_row or stage_block); its operand is read directly, so the visit stops here.
+  template <class F>
+  TESSERA_INLINE void visit_staged(F&& f) const {
+    if (staged) f(*this);
+  }
+  /// GPU backends: loads input row oj + r (r = output column offset) of the tile into the
+  /// slot: staged[r][ii] = in(oj + r, oi + ii) — a contiguous read of the input's row.
   template <class Cx>
-  TESSERA_INLINE void stage(Cx& c, int ts, index_type r, index_type /*unused*/) const {
-    if (!staged) return;
+  TESSERA_INLINE void stage_row(Cx& c, int ts, index_type r) const {
     T* s = static_cast<T*>(c.staged[slot]) + r * c.ld;
     const index_type row = c.oj + r;
     const index_type n = in_ext[1] - c.oi < ts ? in_ext[1] - c.oi : ts;
@@ -405,7 +386,6 @@ struct eval<transpose_node<A>> {
   /// block of a plain operand moves through vector registers, edges element by element.
   template <class Cx>
   TESSERA_INLINE void stage_block(Cx& c) const {
-    if (!staged) return;
     constexpr int B = host::transpose_block_size;
     T* s = static_cast<T*>(c.staged[slot]);
     const index_type nr = in_ext[0] - c.oj < B ? in_ext[0] - c.oj : B;
@@ -453,8 +433,7 @@ void run_elementwise(const E& e, int id, build_ctx& b, const OutV& out) {
     // Host: outputs larger than the cache are written in whole lines with streaming stores
     // (no read-for-ownership: 2A + 3B - C moves 4 arrays instead of 5). Chunks of 4096
     // elements, each ending with a store fence on the thread that wrote it.
-    if (n * index_type(sizeof(T)) >= index_type(host::streaming_store_min_bytes) &&
-        host::streamable(o)) {
+    if (host::stream_output(o, std::size_t(n))) {
       constexpr int B = host::transpose_block_size;
       constexpr index_type chunk = 4096;
       const index_type nchunks = (n + chunk - 1) / chunk;
@@ -527,8 +506,9 @@ void run_staged(const E& e, int id, build_ctx& b, const OutV& out, const codegen
         c.ld = ld;
         sc.bind(team, c);
         // Phase 1: stage (rows of each transposed operand, read contiguously).
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tw),
-                             [&](int r) { ev.stage(c, th, r, 0); });
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tw), [&](int r) {
+          ev.visit_staged([&](const auto& t) { t.stage_row(c, th, r); });
+        });
         team.team_barrier();  // read-after-write on the staged tiles
         // Phase 2: evaluate and store rows of the output tile.
         const index_type ni = rows - c.oi < th ? rows - c.oi : th;
@@ -567,8 +547,7 @@ void run_staged_host(const E& e, int id, build_ctx& b, const OutV& out,
   const staged_scratch sc(k, nslots);
   T* const o = out.data();
   const index_type ldo = rows > 0 ? index_type(out.stride(0)) : 0;
-  const bool stream = out.span() * sizeof(T) >= host::streaming_store_min_bytes &&
-                      host::streamable(o) && ldo % B == 0 && tw % B == 0;
+  const bool stream = host::stream_output(o, out.span()) && ldo % B == 0 && tw % B == 0;
   using host_policy = Kokkos::TeamPolicy<Kokkos::DefaultHostExecutionSpace>;
   host_policy policy(static_cast<int>(k.league_size), 1);
   sc.request(policy);
@@ -596,13 +575,12 @@ void run_staged_host(const E& e, int id, build_ctx& b, const OutV& out,
                 continue;
               }
             }
-            ev.stage_block(c);
-            const ectx<char> cb = c;  // read-only from here: lets the compiler hoist its loads
+            ev.visit_staged([&](const auto& t) { t.stage_block(c); });
             if (bj == B) {
               for (index_type ii = 0; ii < bi; ++ii) {
                 alignas(64) T line[B];
-                const index_type i = cb.oi + ii;
-                for (int jj = 0; jj < B; ++jj) line[jj] = static_cast<T>(ev.at(cb, i, cb.oj + jj));
+                const index_type i = c.oi + ii;
+                for (int jj = 0; jj < B; ++jj) line[jj] = static_cast<T>(ev.at(c, i, c.oj + jj));
                 host::store_row(o + i * ldo + c.oj, line, stream);
               }
             } else {
@@ -678,10 +656,6 @@ template <class Core, class E, class OutV>
 void run_matmul(const Core& mm, int core_id, const E& e, int id, build_ctx& b, const OutV& out,
                 int ts);
 
-/// tile_reduce core + epilogue: one team per output row. The R input rows are combined
-/// element by element into a scratch row (contiguous, vectorizable, each element owned by one
-/// logical thread); after a barrier, each output element combines its C entries of that row
-/// and the epilogue runs.
 /// op-combines v[0..N) pairwise (v[k] = op(v[k], v[k + n - n/2]) with halving n) and returns
 /// the result: log2(N) vectorizable steps instead of a serial fold. Overwrites v.
 template <int N, class T, class Op>
@@ -694,6 +668,11 @@ TESSERA_FORCEINLINE T tree_combine(T* v, const Op& op) {
   return v[0];
 }
 
+/// tile_reduce core + epilogue (out: rows/R x cols/C). GPUs: one team per output row; the R
+/// input rows are combined element by element into a scratch row (contiguous, each element
+/// owned by one logical thread); after a barrier each output element combines its C entries
+/// and the epilogue runs. Host backends: one member per group of output rows, no scratch
+/// (see the CPU branch).
 template <class Core, class E, class OutV>
 void run_tile_reduce(const Core& tr, int core_id, const E& e, int id, build_ctx& b,
                      const OutV& out) {

@@ -68,10 +68,10 @@ struct target {
   /// Host backends: staged transposes move B x B blocks through vector registers, so each
   /// staged buffer is one B x B block rather than the whole tile (0: whole tile, GPUs).
   int staged_block = 0;
-  int matmul_tile = 16;              ///< tile of the tiled (GPU) matmul
-  bool packed_matmul = true;         ///< CPU: packed panels + register-blocked micro-kernel
-  std::string matmul_blocking;       ///< description of the CPU blocking (from the tuner)
-  int gemm_mc = 0;                   ///< rows of C per team of the CPU matmul (from the blocking)
+  int matmul_tile = 16;         ///< tile of the tiled (GPU) matmul
+  bool packed_matmul = true;    ///< CPU: packed panels + register-blocked micro-kernel
+  std::string matmul_blocking;  ///< description of the CPU blocking (from the tuner)
+  int gemm_mc = 0;              ///< rows of C per team of the CPU matmul (from the blocking)
 };
 
 }  // namespace tessera::codegen

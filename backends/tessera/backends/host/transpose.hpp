@@ -38,6 +38,12 @@ inline constexpr int transpose_block_size = 16;
 inline constexpr std::size_t streaming_store_min_bytes = std::size_t{32} << 20;
 
 #if defined(TESSERA_HOST_X86_SIMD) && defined(__AVX512F__)
+// GCC 12's AVX-512 headers initialise some intrinsics' results from _mm512_undefined_ps()
+// and then warn about it (-Wuninitialized, GCC bug 105593) where they are inlined here.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 namespace detail {
 /// In-register 16 x 16 transpose of 32-bit lanes: r[k] = row k in, row k out of the transpose.
 inline void transpose16x16_ps(__m512 r[16]) {
@@ -87,6 +93,9 @@ inline void transpose8x8_pd(__m512d r[8]) {
   for (int k = 0; k < 8; ++k) r[k] = t[k];
 }
 }  // namespace detail
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #endif
 
 /// True when `p` can take whole-line streaming stores of B elements (64-byte aligned, and the
@@ -175,6 +184,13 @@ inline void transpose_block(const T* in, std::ptrdiff_t ld, T* out, std::ptrdiff
   }
   for (int r = 0; r < B; ++r)
     for (int ii = 0; ii < B; ++ii) out[ii * ldo + r] = in[r * ld + ii];
+}
+
+/// True when an output of `n` elements at `p` is written with streaming stores: at least
+/// streaming_store_min_bytes, and streamable(p).
+template <class T>
+inline bool stream_output(const T* p, std::size_t n) {
+  return n * sizeof(T) >= streaming_store_min_bytes && streamable(p);
 }
 
 /// Orders earlier streaming stores before later stores (x86 sfence); no-op elsewhere.
