@@ -7,6 +7,17 @@
 
 #include <cstdint>
 
+/// Introduces a kernel lambda: device code on every backend, capturing by value. The counterpart
+/// of C++ AMP's `[=](...) restrict(amp)` and of Kokkos' KOKKOS_LAMBDA (which it expands to):
+/// \code
+///   tessera::parallel_for_each(e.tile<16, 16>(), TESSERA_KERNEL(tessera::tile_group<16, 16>& g) {
+///     ...
+///   });
+/// \endcode
+/// A plain `[=]` lambda is host code: on CUDA and HIP it cannot become a kernel, and
+/// parallel_for_each says so at compile time. Functors with a TESSERA_INLINE call operator work too.
+#define TESSERA_KERNEL KOKKOS_LAMBDA
+
 /// A function callable on the host and inside kernels of every backend.
 #define TESSERA_INLINE KOKKOS_INLINE_FUNCTION
 /// A function callable on the host and inside kernels, forced inline.
