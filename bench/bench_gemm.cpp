@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
               EIGEN_MINOR_VERSION, Eigen::nbThreads());
   const host::gemm_blocking def = host::default_blocking<float>();
   Kokkos::Timer tune_timer;
-  const host::gemm_blocking tuned = host::tuned_blocking<float>();
+  const host::gemm_blocking tuned = host::tune<float>();
   const double tune_s = tune_timer.seconds();
   std::printf("default blocking: %s\ntuned blocking:   %s (tuning took %.3f s)\n",
               host::describe(def).c_str(), host::describe(tuned).c_str(), tune_s);

@@ -18,6 +18,7 @@
 /// element type.
 #pragma once
 
+#include <tessera/backends/backend_fwd.hpp>
 #include <tessera/dsl/array.hpp>
 #include <tessera/dsl/config.hpp>
 #include <tessera/dsl/errors.hpp>
@@ -30,13 +31,20 @@
 
 // On host compilers the chunk fold is kept out of line: compiled on its own, GCC keeps the
 // SIMD lanes in registers; inlined into Kokkos' loop it spills them. One call per 2^14 elements.
-#if !defined(TESSERA_DEVICE_PASS) && (defined(__GNUC__) || defined(__clang__))
+#if !defined(TESSERA_DEVICE_PASS) && !defined(__CUDACC__) && !defined(__HIPCC__) && \
+    (defined(__GNUC__) || defined(__clang__))
 #define TESSERA_REDUCE_OUTLINE __attribute__((noinline))
 #else
 #define TESSERA_REDUCE_OUTLINE
 #endif
 // Fully unrolls the loop over the lanes so the lanes live in registers.
-#if defined(TESSERA_DEVICE_PASS) || defined(__clang__)
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#if defined(TESSERA_DEVICE_PASS)
+#define TESSERA_REDUCE_UNROLL _Pragma("unroll")
+#else
+#define TESSERA_REDUCE_UNROLL
+#endif
+#elif defined(__clang__)
 #define TESSERA_REDUCE_UNROLL _Pragma("unroll")
 #elif defined(__GNUC__)
 #define TESSERA_REDUCE_UNROLL _Pragma("GCC unroll 64")
@@ -116,18 +124,16 @@ struct maximum<void> {
 
 namespace backends::impl {
 
-/// True on host backends (Serial, OpenMP, Threads), where one functor call folds a long chunk
-/// with SIMD lanes; false on GPUs, where one call per element lets Kokkos do a coalesced tree.
-inline constexpr bool reduce_on_host =
-    std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>;
-
-/// Elements folded by one functor call. Fixed (independent of the thread count), which is what
-/// makes reproducible mode reproducible. 2^14 elements = 64 KiB of floats: large enough to
-/// amortise the call, small enough to balance 2^28 elements over many threads.
-inline constexpr index_type chunk_elements = reduce_on_host ? index_type(1) << 14 : 1;
+/// Elements folded by one functor call, from the backend: 2^14 on CPUs (64 KiB of floats:
+/// large enough to amortise the call, small enough to balance 2^28 elements over many threads,
+/// folded with SIMD lanes), 1 on GPUs (Kokkos reduces in a coalesced tree). Fixed, independent
+/// of the thread count, which is what makes reproducible mode reproducible.
+template <class Space>
+inline constexpr index_type chunk_elements = backend<Space>::reduce_chunk;
 /// Chunk size of reproducible mode (on GPUs the per-element chunk would make one partial per
 /// element, so longer chunks are folded by one thread each there).
-inline constexpr index_type reproducible_chunk_elements = reduce_on_host ? chunk_elements : 1024;
+template <class Space>
+inline constexpr index_type reproducible_chunk_elements = backend<Space>::reproducible_chunk;
 
 // --- accumulation rules ---------------------------------------------------------------------
 // A rule says how elements of type T are folded: acc_type; lift(x), an element as an
@@ -522,39 +528,48 @@ extent<E::rank> checked_nonempty_extent(const char* fn, const E& e) {
   return x;
 }
 
-/// Folds every element of e (size n > 0) with rule, through parallel_reduce.
-template <class E, class Rule>
-typename Rule::acc_type fold_all(const char* label, const E& e, const extent<E::rank>& x,
-                                 const Rule& rule) {
+/// Folds every element of e (size n > 0) with rule, through parallel_reduce on exec (which
+/// returns after the reduction: the result is a host value).
+template <class Space, class E, class Rule>
+typename Rule::acc_type fold_all(const Space& exec, const char* label, const E& e,
+                                 const extent<E::rank>& x, const Rule& rule) {
   using folder = chunk_folder<E, Rule>;
+  constexpr index_type chunk = chunk_elements<Space>;
   const index_type n = x.size();
-  const index_type chunks = (n + chunk_elements - 1) / chunk_elements;
+  const index_type chunks = (n + chunk - 1) / chunk;
   partial_fold<typename Rule::acc_type> result{};
-  Kokkos::parallel_reduce(
-      label,
-      Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace, Kokkos::IndexType<index_type>>(0, chunks),
-      fold_chunks<folder>{folder{e, rule, x}, n, chunk_elements}, fold_reducer<Rule>(rule, result));
+  tessera::impl::require_runtime(label);
+  Kokkos::Profiling::pushRegion(label);
+  Kokkos::parallel_reduce(label,
+                          Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, chunks),
+                          fold_chunks<folder>{folder{e, rule, x}, n, chunk},
+                          fold_reducer<Rule>(rule, result));
+  exec.fence();
+  Kokkos::Profiling::popRegion();
   return result.a;
 }
 
 /// Folds every element of e (size n > 0) with rule into per-chunk partials, then combines the
 /// partials on the host by a fixed pairwise tree: (p0+p1)+(p2+p3), ... Bitwise reproducible.
-template <class E, class Rule>
-typename Rule::acc_type fold_all(reproducible_t, const char* label, const E& e,
+template <class Space, class E, class Rule>
+typename Rule::acc_type fold_all(const Space& exec, reproducible_t, const char* label, const E& e,
                                  const extent<E::rank>& x, const Rule& rule) {
   using folder = chunk_folder<E, Rule>;
   using acc = typename Rule::acc_type;
   const index_type n = x.size();
-  constexpr index_type chunk = reproducible_chunk_elements;
+  constexpr index_type chunk = reproducible_chunk_elements<Space>;
   const index_type chunks = (n + chunk - 1) / chunk;
-  using view = Kokkos::View<acc*, Kokkos::DefaultExecutionSpace::memory_space>;
+  tessera::impl::require_runtime(label);
+  Kokkos::Profiling::pushRegion(label);
+  using view = Kokkos::View<acc*, typename Space::memory_space>;
   view partials(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label) + " partials"),
                 chunks);
-  Kokkos::parallel_for(
-      label,
-      Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace, Kokkos::IndexType<index_type>>(0, chunks),
-      fold_chunks_to<folder, view>{folder{e, rule, x}, partials, n, chunk});
+  Kokkos::parallel_for(label,
+                       Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, chunks),
+                       fold_chunks_to<folder, view>{folder{e, rule, x}, partials, n, chunk});
+  exec.fence();
   auto p = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), partials);
+  Kokkos::Profiling::popRegion();
   for (index_type w = 1; w < chunks; w *= 2)
     for (index_type i = 0; i + w < chunks; i += 2 * w) rule.merge(p(i), p(i + w));
   return p(0);
@@ -599,14 +614,14 @@ inline constexpr bool reducible = std::is_convertible_v<const U&, readable_value
 ///   float s = tessera::sum(a);
 /// \endcode
 template <readable E>
-readable_value_t<E> sum(const E& e) {
+readable_value_t<E> sum(const execution_space& exec, const E& e) {
   using T = readable_value_t<E>;
   static_assert(backends::impl::summable<T>,
                 "tessera::sum(e): e's element type must be arithmetic (and not bool)");
   const auto x = backends::impl::checked_extent("tessera::sum", e);
   if (x.size() == 0) return T(0);
   using rule = backends::impl::sum_rule_t<T>;
-  return rule::result(backends::impl::fold_all("tessera::sum", e, x, rule{}));
+  return rule::result(backends::impl::fold_all(exec, "tessera::sum", e, x, rule{}));
 }
 
 /// Bitwise-reproducible sum: the same bits for any number of threads and any scheduling, on a
@@ -621,7 +636,7 @@ readable_value_t<E> sum(const E& e) {
 /// sum(e) on host backends (examples/05_huge_sum prints both).
 /// \throws shape_error on a negative extent
 template <readable E>
-readable_value_t<E> sum(const E& e, reproducible_t) {
+readable_value_t<E> sum(const execution_space& exec, const E& e, reproducible_t) {
   using T = readable_value_t<E>;
   static_assert(backends::impl::summable<T>,
                 "tessera::sum(e, reproducible): e's element type must be arithmetic (and not "
@@ -630,7 +645,7 @@ readable_value_t<E> sum(const E& e, reproducible_t) {
   if (x.size() == 0) return T(0);
   using rule = backends::impl::sum_rule_t<T>;
   return rule::result(
-      backends::impl::fold_all(reproducible, "tessera::sum(reproducible)", e, x, rule{}));
+      backends::impl::fold_all(exec, reproducible, "tessera::sum(reproducible)", e, x, rule{}));
 }
 
 /// Arithmetic mean of every element of `e`: the sum, accumulated as in sum(e), divided by n in
@@ -641,18 +656,18 @@ readable_value_t<E> sum(const E& e, reproducible_t) {
 /// \throws shape_error "tessera::mean: empty extent (...)" when n == 0, or on a negative
 ///         extent, before any kernel runs
 template <readable E>
-readable_value_t<E> mean(const E& e) {
+readable_value_t<E> mean(const execution_space& exec, const E& e) {
   using T = readable_value_t<E>;
   static_assert(backends::impl::summable<T>,
                 "tessera::mean(e): e's element type must be arithmetic (and not bool)");
   const auto x = backends::impl::checked_nonempty_extent("tessera::mean", e);
   using rule = backends::impl::sum_rule_t<T>;
-  return rule::mean(backends::impl::fold_all("tessera::mean", e, x, rule{}), x.size());
+  return rule::mean(backends::impl::fold_all(exec, "tessera::mean", e, x, rule{}), x.size());
 }
 
 /// Bitwise-reproducible mean (see sum(e, reproducible)). \throws as mean(e)
 template <readable E>
-readable_value_t<E> mean(const E& e, reproducible_t) {
+readable_value_t<E> mean(const execution_space& exec, const E& e, reproducible_t) {
   using T = readable_value_t<E>;
   static_assert(backends::impl::summable<T>,
                 "tessera::mean(e, reproducible): e's element type must be arithmetic (and not "
@@ -660,7 +675,7 @@ readable_value_t<E> mean(const E& e, reproducible_t) {
   const auto x = backends::impl::checked_nonempty_extent("tessera::mean(reproducible)", e);
   using rule = backends::impl::sum_rule_t<T>;
   return rule::mean(
-      backends::impl::fold_all(reproducible, "tessera::mean(reproducible)", e, x, rule{}),
+      backends::impl::fold_all(exec, reproducible, "tessera::mean(reproducible)", e, x, rule{}),
       x.size());
 }
 
@@ -672,26 +687,26 @@ readable_value_t<E> mean(const E& e, reproducible_t) {
 ///         extent, before any kernel runs
 /// Cost: one parallel_reduce; at memory bandwidth on host backends.
 template <readable E>
-readable_value_t<E> min_value(const E& e) {
+readable_value_t<E> min_value(const execution_space& exec, const E& e) {
   using T = readable_value_t<E>;
   static_assert(backends::impl::summable<T>,
                 "tessera::min_value(e): e's element type must be arithmetic (and not bool)");
   const auto x = backends::impl::checked_nonempty_extent("tessera::min_value", e);
   using rule = backends::impl::op_rule<T, minimum<T>>;
-  return backends::impl::fold_all("tessera::min_value", e, x, rule{});
+  return backends::impl::fold_all(exec, "tessera::min_value", e, x, rule{});
 }
 
 /// Largest element of `e`; the contract of min_value(e) with "largest".
 /// \throws shape_error "tessera::max_value: empty extent (...)" when n == 0, or on a negative
 ///         extent, before any kernel runs
 template <readable E>
-readable_value_t<E> max_value(const E& e) {
+readable_value_t<E> max_value(const execution_space& exec, const E& e) {
   using T = readable_value_t<E>;
   static_assert(backends::impl::summable<T>,
                 "tessera::max_value(e): e's element type must be arithmetic (and not bool)");
   const auto x = backends::impl::checked_nonempty_extent("tessera::max_value", e);
   using rule = backends::impl::op_rule<T, maximum<T>>;
-  return backends::impl::fold_all("tessera::max_value", e, x, rule{});
+  return backends::impl::fold_all(exec, "tessera::max_value", e, x, rule{});
 }
 
 /// Generalised reduction, like std::reduce: `op(T(init), x_0 (op) x_1 (op) ... (op) x_n-1)`,
@@ -711,7 +726,7 @@ readable_value_t<E> max_value(const E& e) {
 ///   int p = tessera::reduce(a, 1, tessera::multiplies<>{});
 /// \endcode
 template <readable E, class U, class Op>
-readable_value_t<E> reduce(const E& e, const U& init, const Op& op) {
+readable_value_t<E> reduce(const execution_space& exec, const E& e, const U& init, const Op& op) {
   using T = readable_value_t<E>;
   static_assert(backends::impl::reducible<E, U, Op>,
                 "tessera::reduce(e, init, op): init must convert to e's element type T and op "
@@ -721,7 +736,7 @@ readable_value_t<E> reduce(const E& e, const U& init, const Op& op) {
   const auto x = backends::impl::checked_extent("tessera::reduce", e);
   if (x.size() == 0) return static_cast<T>(init);
   using rule = backends::impl::op_rule<T, Op>;
-  const T r = backends::impl::fold_all("tessera::reduce", e, x, rule{op});
+  const T r = backends::impl::fold_all(exec, "tessera::reduce", e, x, rule{op});
   return static_cast<T>(op(static_cast<T>(init), r));
 }
 
@@ -729,7 +744,7 @@ readable_value_t<E> reduce(const E& e, const U& init, const Op& op) {
 /// combined pairwise), independent of the number of threads. Otherwise as
 /// reduce(e, init, op); cost as sum(e, reproducible).
 template <readable E, class U, class Op>
-readable_value_t<E> reduce(const E& e, const U& init, const Op& op, reproducible_t) {
+readable_value_t<E> reduce(const execution_space& exec, const E& e, const U& init, const Op& op, reproducible_t) {
   using T = readable_value_t<E>;
   static_assert(backends::impl::reducible<E, U, Op>,
                 "tessera::reduce(e, init, op, reproducible): init must convert to e's element "
@@ -741,8 +756,42 @@ readable_value_t<E> reduce(const E& e, const U& init, const Op& op, reproducible
   if (x.size() == 0) return static_cast<T>(init);
   using rule = backends::impl::op_rule<T, Op>;
   const T r =
-      backends::impl::fold_all(reproducible, "tessera::reduce(reproducible)", e, x, rule{op});
+      backends::impl::fold_all(exec, reproducible, "tessera::reduce(reproducible)", e, x, rule{op});
   return static_cast<T>(op(static_cast<T>(init), r));
+}
+
+/// The reductions above on the default execution space.
+template <readable E>
+readable_value_t<E> sum(const E& e) {
+  return sum(execution_space(), e);
+}
+template <readable E>
+readable_value_t<E> sum(const E& e, reproducible_t r) {
+  return sum(execution_space(), e, r);
+}
+template <readable E>
+readable_value_t<E> mean(const E& e) {
+  return mean(execution_space(), e);
+}
+template <readable E>
+readable_value_t<E> mean(const E& e, reproducible_t r) {
+  return mean(execution_space(), e, r);
+}
+template <readable E>
+readable_value_t<E> min_value(const E& e) {
+  return min_value(execution_space(), e);
+}
+template <readable E>
+readable_value_t<E> max_value(const E& e) {
+  return max_value(execution_space(), e);
+}
+template <readable E, class U, class Op>
+readable_value_t<E> reduce(const E& e, const U& init, const Op& op) {
+  return reduce(execution_space(), e, init, op);
+}
+template <readable E, class U, class Op>
+readable_value_t<E> reduce(const E& e, const U& init, const Op& op, reproducible_t r) {
+  return reduce(execution_space(), e, init, op, r);
 }
 
 }  // namespace tessera

@@ -1,29 +1,57 @@
 /// \file tile_launch.hpp
-/// \brief Lowering of Tier 0 tile kernels onto Kokkos: `parallel_for_each` (TeamPolicy, one
-///        team per tile, tile_static in team scratch), its checked mode, `explain`, and the
-///        element-parallel `parallel_for_each(extent, f(index))` (Range/MDRange policy).
+/// \brief Tier 0 launches: `parallel_for_each(tiled_extent, kernel)` on a Kokkos TeamPolicy
+///        (one team per tile, tile_static in team scratch), its checked mode, `explain`, and
+///        the element-parallel `parallel_for_each(extent, f(index))`. Generic over the
+///        execution space: the backend (backends/<name>/) supplies the tile mapping and limits.
+///
+/// Every launch: (1) a planning pass runs the body once on the host, for_each bodies skipped,
+/// recording tile_static/tile_local buffers and barriers; (2) the code generator turns that
+/// into the kernel plan (codegen/passes/tile_kernel.hpp) — cached per kernel type and
+/// recording; (3) the first launch of each kernel type also makes a validation dry run: one
+/// tile with every logical thread, global writes discarded, which throws usage_error for a
+/// barrier, tile_static allocation or for_each inside for_each, and bounds_error for an
+/// out-of-bounds global access; (4) the plan is launched: league, team size, scratch level and
+/// bytes come from it.
 #pragma once
 
+#include <tessera/backends/backend_fwd.hpp>
 #include <tessera/backends/checked.hpp>
 #include <tessera/codegen/kernel_plan.hpp>
+#include <tessera/codegen/passes/tile_kernel.hpp>
 #include <tessera/dsl/errors.hpp>
+#include <tessera/dsl/runtime.hpp>
 #include <tessera/dsl/tile_group.hpp>
 
 #include <climits>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tessera {
 
-/// Tag selecting checked mode: `parallel_for_each(tessera::checked, te, kernel)`.
+/// Tag selecting checked mode: `parallel_for_each(tessera::checked, te, kernel)` throws the
+/// first finding; `tessera::checked_collect(findings)` collects every finding (up to a cap)
+/// and returns normally.
 struct checked_t {
   explicit constexpr checked_t() = default;
+  std::vector<finding>* out = nullptr;  ///< collect into this (nullptr: throw the first)
+  std::size_t max_findings = 100;
 };
 inline constexpr checked_t checked{};
+/// Checked mode that collects every finding (races, bounds, uninitialized reads) into `out`,
+/// at most `max_findings`, instead of throwing the first; the kernel still runs to the end of
+/// each tile (a tile stops early at an out-of-bounds access).
+inline checked_t checked_collect(std::vector<finding>& out, std::size_t max_findings = 100) {
+  checked_t c;
+  c.out = &out;
+  c.max_findings = max_findings;
+  return c;
+}
 
 namespace backends::impl {
-
-using team_policy = Kokkos::TeamPolicy<Kokkos::DefaultExecutionSpace>;
 
 template <int... T>
 std::string tile_name() {
@@ -33,17 +61,69 @@ std::string tile_name() {
   return s + ">";
 }
 
-template <class F, int... T>
-void check_kernel_signature() {
-  static_assert(std::is_invocable_v<const F&, tile_group<T...>&>,
+/// True when `pretty` (a __PRETTY_FUNCTION__ of a template with parameter F) names a closure
+/// type itself, not a class template that merely has one as an argument: "<lambda(" (GCC) or
+/// "lambda [" (nvcc's front end) outside any template argument list.
+constexpr bool names_closure_type(std::string_view pretty) {
+  const auto p = pretty.find("F = ");
+  if (p == std::string_view::npos) return false;
+  const std::string_view s = pretty.substr(p + 4);
+  int depth = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const std::string_view rest = s.substr(i);
+    if (rest.starts_with("->")) {
+      ++i;
+      continue;
+    }
+    if (depth == 0 && (rest.starts_with("lambda [") || rest.starts_with("<lambda("))) return true;
+    if (s[i] == '<')
+      ++depth;
+    else if (s[i] == '>')
+      --depth;
+    else if (depth == 0 && (s[i] == ';' || s[i] == ']'))
+      return false;
+  }
+  return false;
+}
+template <class F>
+constexpr std::string_view type_name() {
+  return __PRETTY_FUNCTION__;
+}
+/// nvcc: a plain `[=]` lambda is host code and cannot become a kernel (clang's CUDA/HIP mode
+/// makes lambdas host-device implicitly; host backends run any callable).
+template <class F>
+constexpr bool host_only_lambda() {
+#if defined(__NVCC__)
+  return !__nv_is_extended_host_device_lambda_closure_type(F) &&
+         !__nv_is_extended_device_lambda_closure_type(F) && names_closure_type(type_name<F>());
+#else
+  return false;
+#endif
+}
+
+/// Compile-time checks every launch makes on its kernel type.
+template <class F>
+constexpr void check_device_kernel() {
+  static_assert(!host_only_lambda<F>(),
+                "parallel_for_each: this kernel is a plain [=] lambda, which is host code; write "
+                "it as TESSERA_KERNEL(tessera::tile_group<...>& g) { ... } (or "
+                "TESSERA_KERNEL(const tessera::index<N>& idx) for element-parallel launches), or "
+                "as a functor whose call operator is TESSERA_INLINE");
+}
+template <class F, class Group>
+constexpr void check_kernel_signature() {
+  static_assert(std::is_invocable_v<const F&, Group&>,
                 "parallel_for_each(tiled_extent<T...>, kernel): the kernel must be callable as "
                 "kernel(tile_group<T...>&) with the same tile sizes (and rank) as the extent");
+  check_device_kernel<F>();
 }
 
 template <int... T>
 void check_even(const char* fn, const tiled_extent<T...>& te) {
   for (int d = 0; d < te.rank; ++d)
-    if (te[d] < 0) throw shape_error(std::string(fn) + ": negative extent " + to_string(te));
+    if (te[d] < 0)
+      throw shape_error(std::string(fn) + ": negative extent " + to_string(te) + " (tile " +
+                        tile_name<T...>() + ")");
   if (!te.is_even())
     throw shape_error(std::string(fn) + ": extent " + to_string(te) +
                       " is not a multiple of the tile " + tile_name<T...>() +
@@ -55,71 +135,143 @@ void check_even(const char* fn, const tiled_extent<T...>& te) {
                          "); use larger tiles");
 }
 
-inline std::size_t scratch_max(int level) {
-  return static_cast<std::size_t>(team_policy::scratch_size_max(level));
+/// While a fast launch copies its kernel: array_views it captures are made current on the
+/// device (GPU backends; host backends share the caller's memory).
+class device_capture final : public tessera::impl::capture_observer {
+ public:
+  tessera::impl::global_hook* on_capture(const tessera::impl::captured_buffer& b) override {
+    if (b.sync) b.sync->to_device(!b.read_only);
+    return nullptr;
+  }
+};
+/// A copy of `kernel` as the device will run it (array_views synchronized to the device).
+template <class F>
+F device_copy(const F& kernel) {
+  if constexpr (host_accessible_memory) {
+    return kernel;
+  } else {
+    device_capture obs;
+    tessera::impl::capture_scope scope(&obs);
+    return F(kernel);
+  }
 }
 
-/// Planning pass: runs the kernel body once on the host with a planning context and turns what
-/// it recorded into a kernel_plan (buffers, scratch level and offsets, barriers, mapping).
-/// \throws resource_error when the tile_static total exceeds scratch level 1, or the tile has
-///         more logical threads than one team can hold.
-template <int... T, class F>
-codegen::kernel_plan plan_tile_kernel(const char* fn, const tiled_extent<T...>& te,
-                                      const F& kernel) {
-  constexpr int rank = sizeof...(T);
-  constexpr int L = (T * ...);
-  using traits = default_backend_traits;
-  planning_context ctx;
-  tile_group<T...> g(&ctx, index<rank>(), index<rank>());
-  kernel(g);
-  const std::size_t bytes = g.scratch_bytes();
+/// The planning pass's recorder of this thread, reused across launches.
+inline planning_context& planning_recorder() {
+  static thread_local planning_context ctx;
+  return ctx;
+}
 
-  codegen::kernel_plan p;
-  p.name = std::string("parallel_for_each") + tile_name<T...>();
-  p.backend = traits::name;
-  p.tile = {T...};
-  for (int d = 0; d < rank; ++d) p.tiles.push_back(te[d] / p.tile[d]);
-  p.league_size = te.tile_count();
-  p.logical_threads = L;
-  p.team_size = traits::team_size(L);
-  p.vector_length = 1;
-  p.mapping = traits::thread_per_logical
-                  ? "one team member per logical thread (TeamThreadRange over the tile)"
-                  : "one team member per tile; TeamThreadRange over dim 0, ThreadVectorRange "
-                    "over the last dim";
-  int level = 0;
-  if (bytes > scratch_max(0)) level = 1;
-  if (bytes > scratch_max(1))
-    throw resource_error(std::string(fn) + ": tile " + tile_name<T...>() + " needs " +
-                         std::to_string(bytes) + " bytes of tile_static memory per tile; the " +
-                         traits::name + " backend allows at most " +
-                         std::to_string(scratch_max(0)) + " (scratch level 0) or " +
-                         std::to_string(scratch_max(1)) + " (level 1)");
-  p.scratch_bytes[level] = bytes;
-  std::size_t off = 0;
-  for (const auto& d : ctx.statics) {
-    const std::size_t align = d.align > 64 ? d.align : 64;
-    off = (off + align - 1) / align * align;
-    p.buffers.push_back({d.name, d.type,
-                         level ? codegen::memory_space_kind::scratch_level1
-                               : codegen::memory_space_kind::scratch_level0,
-                         d.bytes, off, "tile_static"});
-    off += d.bytes;
+/// Runs the body of `kernel` in planning mode on the host: allocations and barriers recorded,
+/// for_each bodies skipped.
+template <class Space, int... T, class F>
+planning_context& record_body(const F& kernel) {
+  planning_context& ctx = planning_recorder();
+  ctx.clear();
+  basic_tile_group<Space, T...> g(&ctx, index<sizeof...(T)>(), index<sizeof...(T)>());
+  kernel(g);
+  return ctx;
+}
+
+/// The plan of a tile launch from a recorded body.
+template <class Space, int... T>
+codegen::kernel_plan plan_from_body(const char* fn, const tiled_extent<T...>& te,
+                                    const planning_context& ctx) {
+  std::vector<std::int64_t> tiles;
+  for (int d = 0; d < te.rank; ++d) tiles.push_back(te[d] / tiled_extent<T...>::tile_extent[d]);
+  return codegen::plan_tile_kernel(std::string(fn) + tile_name<T...>(), {T...}, tiles, ctx.body(),
+                                   backend<Space>::make_target());
+}
+
+/// Checker run: every tile (checked mode) or tile 0 with writes discarded (dry run).
+template <class Space, int... T, class F>
+void run_checker(const tiled_extent<T...>& te, const F& kernel, checker_options opt) {
+  constexpr int rank = sizeof...(T);
+  constexpr index_type dims[rank] = {T...};
+  Kokkos::fence();
+  checked_context ctx({T...}, opt);
+  std::unique_ptr<F> copy;
+  {
+    tessera::impl::capture_scope scope(&ctx);
+    copy = std::make_unique<F>(kernel);
   }
-  for (const auto& d : ctx.locals)
-    p.buffers.push_back(
-        {d.name, d.type, codegen::memory_space_kind::private_memory, d.bytes, 0, "tile_local"});
-  p.phases = ctx.phase + 1;
-  for (const auto& b : ctx.barriers)
-    p.barriers.push_back({b.after_phase, to_string(b.fence), b.reason, false});
-  p.notes.push_back("global memory: the arrays and views the kernel captures");
-  return p;
+  struct current_guard {
+    tessera::impl::host_context* prev = tessera::impl::current_host_context();
+    explicit current_guard(tessera::impl::host_context* c) { tessera::impl::current_host_context() = c; }
+    ~current_guard() { tessera::impl::current_host_context() = prev; }
+  } guard(&ctx);
+  const extent<rank> counts = te.tile_counts();
+  const index_type tiles = opt.dry_run ? (counts.size() > 0 ? 1 : 0) : counts.size();
+  for (index_type r = 0; r < tiles; ++r) {
+    index<rank> tile, origin;
+    index_type q = r;
+    for (int d = rank - 1; d >= 0; --d) {
+      tile[d] = q % counts[d];
+      q /= counts[d];
+      origin[d] = tile[d] * dims[d];
+    }
+    ctx.begin_tile(std::vector<index_type>(tile.v, tile.v + rank), r);
+    try {
+      basic_tile_group<Space, T...> g(&ctx, tile, origin);
+      (*copy)(g);
+      ctx.end_tile();
+    } catch (const checked_context::stop_tile&) {
+    }
+  }
+  ctx.finish();
+}
+
+/// Per kernel type F: plans by (tile counts, recorded signature), and whether the dry run
+/// has validated F.
+template <class F, class Space, int... T>
+struct tile_plan_cache {
+  std::mutex mutex;
+  std::map<std::vector<std::int64_t>, std::shared_ptr<const codegen::kernel_plan>> plans;
+  bool validated = false;
+  static tile_plan_cache& get() {
+    static tile_plan_cache c;
+    return c;
+  }
+};
+
+/// The plan of launching `kernel` on `te` (planning pass, cache, first-launch dry run).
+template <class Space, int... T, class F>
+std::shared_ptr<const codegen::kernel_plan> plan_launch(const char* fn,
+                                                        const tiled_extent<T...>& te,
+                                                        const F& kernel, bool validate) {
+  planning_context& rec = record_body<Space, T...>(kernel);
+  static thread_local std::vector<std::int64_t> key;
+  key.clear();
+  for (int d = 0; d < te.rank; ++d) key.push_back(te[d]);
+  rec.signature(key);
+  auto& cache = tile_plan_cache<F, Space, T...>::get();
+  std::shared_ptr<const codegen::kernel_plan> plan;
+  bool validated;
+  {
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    auto it = cache.plans.find(key);
+    if (it != cache.plans.end()) plan = it->second;
+    validated = cache.validated;
+  }
+  if (!plan) plan = std::make_shared<const codegen::kernel_plan>(plan_from_body<Space>(fn, te, rec));
+  if (validate && !validated) {
+    checker_options opt;
+    opt.dry_run = true;
+    opt.fn = fn;
+    run_checker<Space>(te, kernel, opt);
+  }
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  if (validate) cache.validated = true;
+  if (cache.plans.size() > 1024) cache.plans.clear();
+  cache.plans.emplace(key, plan);
+  return plan;
 }
 
 /// The Kokkos functor of a tile launch: one call per team = per tile.
-template <class F, int... T>
+template <class F, class Space, int... T>
 struct tile_functor {
   static constexpr int rank = sizeof...(T);
+  using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
   F kernel;
   extent<rank> tiles;  // tiles per dimension
   int level;
@@ -127,8 +279,7 @@ struct tile_functor {
 
   // flatten: the kernel body and everything it calls are inlined here, where the group's host
   // context is visibly null, so every checked-mode hook folds away and the phases vectorize.
-  TESSERA_FLATTEN KOKKOS_INLINE_FUNCTION void operator()(
-      const team_policy::member_type& team) const {
+  TESSERA_FLATTEN KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     constexpr index_type dims[rank] = {T...};
     index_type r = team.league_rank();
     index<rank> tile, origin;
@@ -143,118 +294,182 @@ struct tile_functor {
       auto raw = reinterpret_cast<std::uintptr_t>(team.team_scratch(level).get_shmem(bytes + 64));
       scratch = reinterpret_cast<char*>((raw + 63) & ~std::uintptr_t{63});
     }
-    tile_group<T...> g(team, scratch, tile, origin);
+    basic_tile_group<Space, T...> g(team, scratch, bytes, tile, origin);
     kernel(g);
   }
+};
+
+/// Launches `kernel` on `te` exactly as `plan` says (league, team size, scratch level and
+/// bytes). \throws resource_error when the team size exceeds what the backend allows for it
+template <class Space, int... T, class F>
+void launch_planned(const Space& exec, const tiled_extent<T...>& te, const F& kernel,
+                    const codegen::kernel_plan& plan) {
+  const int level = plan.scratch_level;
+  const std::size_t bytes = plan.scratch_bytes[level];
+  using functor = tile_functor<F, Space, T...>;
+  functor fn{device_copy(kernel), te.tile_counts(), level, bytes};
+  Kokkos::TeamPolicy<Space> policy(exec, static_cast<int>(plan.league_size), plan.team_size,
+                                   plan.vector_length);
+  if (bytes) policy.set_scratch_size(level, Kokkos::PerTeam(bytes + 64));
+  if (plan.team_size > 1) {
+    const int max = policy.team_size_max(fn, Kokkos::ParallelForTag());
+    if (plan.team_size > max)
+      throw resource_error(plan.name + ": tile " + codegen::list_dims(plan.tile) + " has " +
+                           std::to_string(plan.team_size) + " logical threads; the " +
+                           plan.backend + " backend's teams hold at most " + std::to_string(max) +
+                           " for this kernel; use a smaller tile");
+  }
+  Kokkos::parallel_for(plan.label, policy, fn);
+}
+
+/// RAII Kokkos profiling region (visible to Kokkos Tools).
+class profiling_region {
+ public:
+  explicit profiling_region(const std::string& name) { Kokkos::Profiling::pushRegion(name); }
+  profiling_region(const profiling_region&) = delete;
+  profiling_region& operator=(const profiling_region&) = delete;
+  ~profiling_region() { Kokkos::Profiling::popRegion(); }
 };
 
 }  // namespace backends::impl
 
 /// Runs `kernel(tile_group<T...>& g)` once per tile of `te` (C++ AMP's tiled
-/// parallel_for_each), lowered onto a Kokkos TeamPolicy: league size = number of tiles, team
-/// size and vector length from the backend traits, tile_static bytes per team found by a
-/// planning pass on the host and requested as team scratch (level 0, else level 1).
+/// parallel_for_each), lowered onto a Kokkos TeamPolicy of execution space instance `exec`:
+/// league size = number of tiles, team size from the backend's mapping (1 on CPUs, one member
+/// per logical thread on GPUs), tile_static bytes per team found by the planning pass and
+/// requested as team scratch (level 0, else level 1). Asynchronous on `exec` (array_views are
+/// copied back by synchronize() or their destruction).
+/// \param exec [in] execution space instance (e.g. a CUDA stream's); the default overload uses
+///        the default execution space
 /// \param te [in] tiled extent; every extent must be a multiple of its tile size (use pad() or
 ///           truncate()); an empty extent is a no-op
-/// \param kernel [in] callable as kernel(tile_group<T...>&); captures by value
-/// \throws shape_error uneven or negative extent (before any kernel runs)
-/// \throws resource_error scratch above the backend's limit, tile larger than a team
+/// \param kernel [in] TESSERA_KERNEL(tile_group<T...>& g) { ... } or a functor with a
+///        TESSERA_INLINE call operator; captures by value
+/// \throws shape_error uneven or negative extent; usage_error misuse found by the validation
+///         dry run (barrier, tile_static or for_each inside for_each), Kokkos not running;
+///         bounds_error an out-of-bounds global access in the dry run; resource_error scratch
+///         above the backend's limit, tile larger than a team, tile_local above the limit.
+///         All before any kernel runs.
 /// Source: C++ AMP parallel_for_each(tiled_extent, ...) (seeds 000, 002, 003).
 template <int... T, class F>
-void parallel_for_each(const tiled_extent<T...>& te, const F& kernel) {
-  backends::impl::check_kernel_signature<F, T...>();
+void parallel_for_each(const execution_space& exec, const tiled_extent<T...>& te,
+                       const F& kernel) {
+  using space = execution_space;
+  backends::impl::check_kernel_signature<F, basic_tile_group<space, T...>>();
+  tessera::impl::require_runtime("parallel_for_each");
   backends::impl::check_even("parallel_for_each", te);
   if (te.size() == 0) return;
-  const codegen::kernel_plan plan =
-      backends::impl::plan_tile_kernel("parallel_for_each", te, kernel);
-  const int level = plan.scratch_bytes[1] ? 1 : 0;
-  const std::size_t bytes = plan.scratch_bytes[level];
-  using functor = backends::impl::tile_functor<F, T...>;
-  functor fn{kernel, te.tile_counts(), level, bytes};
-  backends::impl::team_policy policy(static_cast<int>(plan.league_size), plan.team_size,
-                                     plan.vector_length);
-  if (bytes) policy.set_scratch_size(level, Kokkos::PerTeam(bytes + 64));
-  if constexpr (default_backend_traits::thread_per_logical) {
-    const int max = policy.team_size_max(fn, Kokkos::ParallelForTag());
-    if (plan.team_size > max)
-      throw resource_error("parallel_for_each: tile " + backends::impl::tile_name<T...>() +
-                           " has " + std::to_string(plan.team_size) +
-                           " logical threads; this backend's teams hold at most " +
-                           std::to_string(max) + " for this kernel");
-  }
-  Kokkos::parallel_for(plan.name, policy, fn);
+  const auto plan = backends::impl::plan_launch<space>("parallel_for_each", te, kernel, true);
+  backends::impl::profiling_region region(plan->label);
+  backends::impl::launch_planned(exec, te, kernel, *plan);
+}
+template <int... T, class F>
+void parallel_for_each(const tiled_extent<T...>& te, const F& kernel) {
+  parallel_for_each(execution_space(), te, kernel);
 }
 
 /// Checked mode: runs every tile on the host, logical threads one after another, and checks
-/// every tile_static access (see checked.hpp for the rule). Same launch checks as the fast
-/// mode. The kernel's global data must be host-accessible (always true on host backends).
-/// \throws race_error, uninitialized_read_error, bounds_error (first finding, tile order)
+/// every tile_static and global (Tessera array / array_view) access against the race rule
+/// (checked.hpp), bounds and initialization. The kernel's effects are kept (on GPU backends
+/// the data goes through host copies). Same launch checks as the fast mode.
+/// \throws race_error, uninitialized_read_error, bounds_error (first finding, tile order), or
+///         collects them (checked_collect); usage_error for a barrier, tile_static or for_each
+///         inside for_each
 template <int... T, class F>
-void parallel_for_each(checked_t, const tiled_extent<T...>& te, const F& kernel) {
-  constexpr int rank = sizeof...(T);
-  backends::impl::check_kernel_signature<F, T...>();
+void parallel_for_each(checked_t mode, const tiled_extent<T...>& te, const F& kernel) {
+  using space = execution_space;
+  backends::impl::check_kernel_signature<F, basic_tile_group<space, T...>>();
+  tessera::impl::require_runtime("parallel_for_each(checked)");
   backends::impl::check_even("parallel_for_each(checked)", te);
   if (te.size() == 0) return;
-  (void)backends::impl::plan_tile_kernel("parallel_for_each(checked)", te, kernel);
-  Kokkos::fence();
-  backends::impl::checked_context ctx({T...});
-  constexpr index_type dims[rank] = {T...};
-  const extent<rank> counts = te.tile_counts();
-  for (index_type r = 0; r < counts.size(); ++r) {
-    index<rank> tile, origin;
-    index_type q = r;
-    for (int d = rank - 1; d >= 0; --d) {
-      tile[d] = q % counts[d];
-      q /= counts[d];
-      origin[d] = tile[d] * dims[d];
-    }
-    ctx.begin_tile(std::vector<index_type>(tile.v, tile.v + rank));
-    tile_group<T...> g(&ctx, tile, origin);
-    kernel(g);
-    ctx.end_tile();
-  }
+  (void)backends::impl::plan_launch<space>("parallel_for_each(checked)", te, kernel, false);
+  backends::impl::checker_options opt;
+  opt.collect = mode.out != nullptr;
+  opt.out = mode.out;
+  opt.max_findings = mode.max_findings;
+  backends::impl::run_checker<space>(te, kernel, opt);
 }
 
 /// The kernel plan of a tile launch as text: league/team/vector sizes, scratch bytes per level,
-/// each tile_static (scratch L0/L1) and tile_local (private) buffer, and every barrier.
-/// Nothing runs on the device. \throws as parallel_for_each
+/// each tile_static (scratch L0/L1) and tile_local (private) buffer, and every barrier — the
+/// plan parallel_for_each launches. Nothing runs on the device. \throws as parallel_for_each
 template <int... T, class F>
 std::string explain(const tiled_extent<T...>& te, const F& kernel) {
-  backends::impl::check_kernel_signature<F, T...>();
+  using space = execution_space;
+  backends::impl::check_kernel_signature<F, basic_tile_group<space, T...>>();
+  tessera::impl::require_runtime("explain");
   backends::impl::check_even("explain", te);
-  return codegen::to_string(backends::impl::plan_tile_kernel("explain", te, kernel));
+  return codegen::to_string(*backends::impl::plan_launch<space>("parallel_for_each", te, kernel,
+                                                                true));
+}
+/// The plan of a tile launch as a value (tests, tools).
+template <int... T, class F>
+codegen::kernel_plan plan(const tiled_extent<T...>& te, const F& kernel) {
+  using space = execution_space;
+  backends::impl::check_kernel_signature<F, basic_tile_group<space, T...>>();
+  tessera::impl::require_runtime("plan");
+  backends::impl::check_even("plan", te);
+  return *backends::impl::plan_launch<space>("parallel_for_each", te, kernel, true);
 }
 
+namespace backends::impl {
+/// Functor of the element-parallel launch: kernel(index<N>) per point.
+template <class F, int N>
+struct element_functor {
+  F kernel;
+  TESSERA_FLATTEN KOKKOS_INLINE_FUNCTION void operator()(index_type i) const requires(N == 1) {
+    kernel(index<1>(i));
+  }
+  TESSERA_FLATTEN KOKKOS_INLINE_FUNCTION void operator()(index_type i, index_type j) const
+      requires(N == 2) {
+    kernel(index<2>(i, j));
+  }
+  TESSERA_FLATTEN KOKKOS_INLINE_FUNCTION void operator()(index_type i, index_type j,
+                                                         index_type k) const requires(N == 3) {
+    kernel(index<3>(i, j, k));
+  }
+};
+}  // namespace backends::impl
+
 /// Element-parallel launch: `kernel(index<N>)` once per point of `e` (C++ AMP's untiled
-/// parallel_for_each), on a Kokkos RangePolicy (rank 1) or MDRangePolicy (ranks 2, 3).
-/// An empty extent is a no-op. \throws shape_error on a negative extent
+/// parallel_for_each), on a Kokkos RangePolicy (rank 1) or MDRangePolicy (ranks 2, 3) of
+/// `exec`. An empty extent is a no-op.
+/// \param kernel [in] TESSERA_KERNEL(const tessera::index<N>& idx) { ... } or a functor
+/// \throws shape_error on a negative extent; usage_error when Kokkos is not running
 template <int N, class F>
-void parallel_for_each(const extent<N>& e, const F& kernel) {
+void parallel_for_each(const execution_space& exec, const extent<N>& e, const F& kernel) {
   static_assert(std::is_invocable_v<const F&, const index<N>&>,
                 "parallel_for_each(extent<N>, kernel): the kernel must be callable as "
                 "kernel(index<N>)");
+  backends::impl::check_device_kernel<F>();
+  tessera::impl::require_runtime("parallel_for_each");
   for (int d = 0; d < N; ++d)
     if (e[d] < 0) throw shape_error("parallel_for_each: negative extent " + to_string(e));
   if (e.size() == 0) return;
-  using exec = Kokkos::DefaultExecutionSpace;
+  using space = execution_space;
+  const std::string label = "tessera::parallel_for_each<" + std::to_string(N) + ">";
+  backends::impl::profiling_region region(label);
+  backends::impl::element_functor<F, N> fn{backends::impl::device_copy(kernel)};
   if constexpr (N == 1) {
-    Kokkos::parallel_for(
-        "tessera::parallel_for_each<1>",
-        Kokkos::RangePolicy<exec, Kokkos::IndexType<index_type>>(0, e[0]),
-        KOKKOS_LAMBDA(index_type i) { kernel(index<1>(i)); });
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<space, Kokkos::IndexType<index_type>>(exec, 0, e[0]),
+                         fn);
   } else if constexpr (N == 2) {
     Kokkos::parallel_for(
-        "tessera::parallel_for_each<2>",
-        Kokkos::MDRangePolicy<exec, Kokkos::Rank<2>, Kokkos::IndexType<index_type>>({0, 0},
-                                                                                    {e[0], e[1]}),
-        KOKKOS_LAMBDA(index_type i, index_type j) { kernel(index<2>(i, j)); });
+        label,
+        Kokkos::MDRangePolicy<space, Kokkos::Rank<2>, Kokkos::IndexType<index_type>>(
+            exec, {0, 0}, {e[0], e[1]}),
+        fn);
   } else {
     Kokkos::parallel_for(
-        "tessera::parallel_for_each<3>",
-        Kokkos::MDRangePolicy<exec, Kokkos::Rank<3>, Kokkos::IndexType<index_type>>(
-            {0, 0, 0}, {e[0], e[1], e[2]}),
-        KOKKOS_LAMBDA(index_type i, index_type j, index_type k) { kernel(index<3>(i, j, k)); });
+        label,
+        Kokkos::MDRangePolicy<space, Kokkos::Rank<3>, Kokkos::IndexType<index_type>>(
+            exec, {0, 0, 0}, {e[0], e[1], e[2]}),
+        fn);
   }
+}
+template <int N, class F>
+void parallel_for_each(const extent<N>& e, const F& kernel) {
+  parallel_for_each(execution_space(), e, kernel);
 }
 
 }  // namespace tessera

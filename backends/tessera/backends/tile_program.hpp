@@ -7,7 +7,7 @@
 ///
 /// \code
 ///   tessera::parallel_for_each(C.extent.tile<16, 16>().pad(), tessera::tile_program(
-///     [=](auto& p) {
+///     TESSERA_KERNEL(auto& p) {
 ///       auto a = p.template tile_static<float[16][16]>("a_tile");
 ///       auto b = p.template tile_static<float[16][16]>("b_tile");
 ///       auto acc = p.template tile_local<float>(0.f, "acc");
@@ -28,6 +28,7 @@
 #include <tessera/codegen/hazards.hpp>
 
 #include <string>
+#include <string_view>
 
 namespace tessera {
 
@@ -57,18 +58,19 @@ TESSERA_INLINE write_set writes(const B&... b) {
 }
 
 /// What a tile program's body receives: declares buffers and runs phases on one tile.
-template <int... T>
-class tile_program_context {
+template <class Space, int... T>
+class basic_tile_program_context {
  public:
   static constexpr int rank = sizeof...(T);
   using index_t = tiled_index<T...>;
-  TESSERA_INLINE explicit tile_program_context(tile_group<T...>& g) : g_(g) {}
+  TESSERA_INLINE explicit basic_tile_program_context(basic_tile_group<Space, T...>& g) : g_(g) {}
 
   /// A tile_static buffer (scratch level 0/1 chosen by the launch). At most 32 per program.
   template <class U>
   TESSERA_INLINE program_buffer<U> tile_static(const char* name = nullptr) {
-    const std::uint32_t bit = std::uint32_t{1} << (nbuf_++ % 32);
-    return program_buffer<U>(g_.template tile_static<U>(name), bit, name ? name : "tile_static");
+    const int k = nbuf_++ % 32;
+    names_[k] = name ? name : "tile_static";
+    return program_buffer<U>(g_.template tile_static<U>(name), std::uint32_t{1} << k, names_[k]);
   }
   /// Per-logical-thread state (never shared, so never a hazard).
   template <class U>
@@ -82,7 +84,7 @@ class tile_program_context {
     static_assert(std::rank_v<U> == rank,
                   "tile_program::load: the buffer must have the tile's rank (one element per "
                   "logical thread)");
-    phase(0, buf.bit, buf.name);
+    phase(0, buf.bit, "load");
     g_.for_each([&](const index_t& t) { buf[t.local] = f(t); });
   }
   /// Compute phase: f(t) for every logical thread; it may read the buffers in `r`, write those
@@ -96,48 +98,62 @@ class tile_program_context {
     phase(r.bits, w.bits, "compute");
     g_.for_each(f);
   }
-  /// Store phase: guarded_write(dst, t.global, f(t)) for every logical thread; f may read the
-  /// buffers in `r`.
+  /// Store phase: dst[t.global] = f(t) for every logical thread whose global index lies inside
+  /// dst's extent — f is not called for the others, so on padded tiles it never reads past its
+  /// operands; f may read the buffers in `r`.
   template <class Dst, class F>
   TESSERA_INLINE void store(const Dst& dst, const F& f, buffer_set r = {}) {
     phase(r.bits, 0, "store");
-    g_.for_each([&](const index_t& t) { guarded_write(dst, t.global, f(t)); });
+    g_.for_each([&](const index_t& t) {
+      if (dst.extent.contains(t.global)) dst[t.global] = f(t);
+    });
   }
   /// The underlying Tier 0 tile.
-  TESSERA_INLINE tile_group<T...>& group() { return g_; }
+  TESSERA_INLINE basic_tile_group<Space, T...>& group() { return g_; }
 
  private:
   TESSERA_INLINE void phase(std::uint32_t r, std::uint32_t w, const char* what) {
     const codegen::hazard hz = h_.check(r, w);
     if (hz != codegen::hazard::none) {
 #ifndef TESSERA_DEVICE_PASS
-      if (g_.host_context())
-        g_.host_context()->barrier_reason(std::string(codegen::to_string(hz)) + " before " + what);
+      if (g_.host_context()) {
+        const std::uint32_t c = h_.culprits(r, w);
+        int b = 0;
+        while (b < 31 && !(c & (std::uint32_t{1} << b))) ++b;
+        g_.host_context()->barrier_reason(codegen::to_string(hz), names_[b], what);
+      }
 #endif
       g_.barrier.wait_with_tile_static_memory_fence();
       h_.clear();
     }
     h_.apply(r, w);
   }
-  tile_group<T...>& g_;
+  basic_tile_group<Space, T...>& g_;
   codegen::hazard_tracker h_;
   int nbuf_ = 0;
+  const char* names_[32] = {};  ///< buffer names by hazard bit (static strings)
 };
+
+/// The context of tile programs on the default execution space.
+template <int... T>
+using tile_program_context = basic_tile_program_context<execution_space, T...>;
 
 /// Wraps a Tier 2 body `body(tile_program_context<T...>& p)` as a Tier 0 kernel for
 /// parallel_for_each / explain / checked mode.
 template <class F>
 struct composed_tile_program {
   F body;
-  template <int... T>
-  TESSERA_INLINE void operator()(tile_group<T...>& g) const {
-    tile_program_context<T...> p(g);
+  template <class Space, int... T>
+  TESSERA_INLINE void operator()(basic_tile_group<Space, T...>& g) const {
+    basic_tile_program_context<Space, T...> p(g);
     body(p);
   }
 };
-/// Makes a Tier 2 tile program from its body (see the file comment).
+/// Makes a Tier 2 tile program from its body, written with TESSERA_KERNEL (see the file
+/// comment) or as a functor with a TESSERA_INLINE call operator.
 template <class F>
 composed_tile_program<F> tile_program(const F& body) {
+  backends::impl::check_device_kernel<F>();
   return composed_tile_program<F>{body};
 }
 

@@ -1,7 +1,10 @@
 /// \file expr_graph.hpp
 /// \brief The code generator's input: an expression tree flattened into plain values (node
-///        kinds, extents, children, schedules), and the target description the passes read.
+///        kinds, extents, children, schedules, the memory of its arrays), and the target
+///        description the passes read.
 #pragma once
+
+#include <tessera/dsl/expr/node_kind.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -10,35 +13,11 @@
 
 namespace tessera::codegen {
 
-enum class node_kind { terminal, scalar, unary, binary, where, matmul, transpose, tile_reduce };
+using tessera::is_elementwise;
+using tessera::node_kind;
 
-inline const char* to_string(node_kind k) {
-  switch (k) {
-    case node_kind::terminal:
-      return "array";
-    case node_kind::scalar:
-      return "scalar";
-    case node_kind::unary:
-      return "unary";
-    case node_kind::binary:
-      return "binary";
-    case node_kind::where:
-      return "where";
-    case node_kind::matmul:
-      return "matmul";
-    case node_kind::transpose:
-      return "transpose";
-    case node_kind::tile_reduce:
-      return "tile_reduce";
-  }
-  return "?";
-}
-
-/// True for node kinds evaluated one element at a time, at the output's index.
-inline bool is_elementwise(node_kind k) {
-  return k == node_kind::terminal || k == node_kind::scalar || k == node_kind::unary ||
-         k == node_kind::binary || k == node_kind::where;
-}
+/// How a terminal's memory relates to the assignment's destination.
+enum class overlap { none, same, partial };
 
 struct graph_node {
   node_kind kind = node_kind::terminal;
@@ -49,7 +28,12 @@ struct graph_node {
   int reduce_tile[2] = {0, 0};  ///< tile_reduce's R, C
   std::size_t elem_bytes = 4;
   std::string dtype = "float";
-  const void* data = nullptr;  ///< terminal's storage (aliasing checks)
+  bool floating = true;         ///< element type is floating point
+  /// Terminals: their memory against the destination's (`same`: the very elements, read at
+  /// the index being written; `partial`: any other overlap).
+  overlap with_output = overlap::none;
+  /// Terminals: every row contiguous with the next (the buffer is one contiguous block).
+  bool contiguous = true;
 };
 
 /// Nodes in pre-order (root = 0); children refer to indices.
@@ -57,21 +41,40 @@ struct expr_graph {
   std::vector<graph_node> nodes;
 };
 
-/// What the passes need to know about the backend (built from backend traits on the host).
+/// What the passes need to know about the backend (made by backends::backend<Space>).
 struct target {
   std::string backend = "Serial";
-  bool thread_per_logical = false;  ///< GPU-style mapping
-  std::size_t scratch_max[2] = {32768, 20u << 20};
+  bool thread_per_logical = false;  ///< GPU mapping: one team member per logical thread
+  std::size_t scratch_max[2] = {32768, 20u << 20};  ///< bytes per team, per level
   int max_team_size = 1;
   int concurrency = 1;
-  int transpose_tile[2] = {32, 32};  ///< default output tile (rows, cols) of staged transposes
-  /// Host backends: staged transposes move B x B blocks through vector registers, so each
-  /// staged buffer is one B x B block rather than the whole tile (0: whole tile, GPUs).
+  /// Tier 0: tile_local bytes a tile may hold (CPU: all logical threads' copies, on the
+  /// member's stack) or a logical thread may hold (GPU: registers / local memory).
+  std::size_t tile_local_max = 1u << 20;
+  bool tile_local_per_thread = false;  ///< tile_local_max counts per logical thread
+  /// Staged transposes: default output tile (rows, cols); CPUs move B x B register blocks
+  /// (staged_block = B); GPUs stage whole tiles with rows padded by staged_pad elements.
+  int transpose_tile[2] = {32, 32};
   int staged_block = 0;
-  int matmul_tile = 16;         ///< tile of the tiled (GPU) matmul
-  bool packed_matmul = true;    ///< CPU: packed panels + register-blocked micro-kernel
-  std::string matmul_blocking;  ///< description of the CPU blocking (from the tuner)
-  int gemm_mc = 0;              ///< rows of C per team of the CPU matmul (from the blocking)
+  int staged_pad = 1;
+  std::size_t streaming_store_min_bytes = 0;  ///< CPU outputs at least this big stream (0: never)
+  /// Matmul. CPUs: packed panels for float/double with the blocking below; GPUs: register-
+  /// blocked tiles. `matmul_tile` is the tile of the generic tiled form (other types,
+  /// .tile<>() schedules).
+  bool packed_matmul = true;
+  int gemm_mc = 0, gemm_kc = 0, gemm_nc = 0, gemm_mr = 0, gemm_nr = 0;
+  int gemm_mr_double = 0, gemm_nr_double = 0;
+  int gemm_mc_double = 0, gemm_kc_double = 0, gemm_nc_double = 0;
+  std::string gemm_origin = "cache sizes";
+  int matmul_tile = 16;
+  int gpu_mm_bm = 64, gpu_mm_bn = 64, gpu_mm_bk = 16, gpu_mm_tm = 4, gpu_mm_tn = 4;
+  /// tile_reduce on GPUs: team size (members per output row).
+  int tile_reduce_team = 128;
 };
+
+/// True when a matmul node lowers to the CPU packed kernel (float/double, no .tile<> override).
+inline bool uses_packed_matmul(const target& t, const graph_node& mm) {
+  return t.packed_matmul && mm.tile[0] == 0 && (mm.dtype == "float" || mm.dtype == "double");
+}
 
 }  // namespace tessera::codegen

@@ -1,7 +1,9 @@
 /// \file kernel_plan.hpp
-/// \brief `kernel_plan`: a plain, printable description of one Kokkos launch — league, team
-///        and vector sizes, scratch bytes per level, every buffer's memory space, every barrier.
-///        Produced by the planning passes, read by the launch code and by explain().
+/// \brief `kernel_plan`: a plain, printable description of one kernel — its family, Kokkos
+///        policy, league, team and vector sizes, scratch level and bytes, every buffer's memory
+///        space and scratch offset, every barrier, and the family's parameters (blocking,
+///        staging). Produced by the lowering passes; the executors launch exactly what it says,
+///        and explain() prints it.
 #pragma once
 
 #include <cstddef>
@@ -34,6 +36,31 @@ inline const char* to_string(memory_space_kind m) {
   return "?";
 }
 
+/// What a kernel computes; each backend implements every family (backends/<name>/).
+enum class kernel_family {
+  tile_kernel,       ///< a Tier 0 kernel (or Tier 2 program) written by the user
+  elementwise,       ///< a fused elementwise chain
+  staged_transpose,  ///< tiled elementwise kernel with transposes staged through scratch
+  matmul,            ///< matmul core with its fused epilogue
+  tile_reduce,       ///< tile_reduce / tile_mean core with prologue and epilogue
+};
+
+inline const char* to_string(kernel_family f) {
+  switch (f) {
+    case kernel_family::tile_kernel:
+      return "tile kernel";
+    case kernel_family::elementwise:
+      return "elementwise";
+    case kernel_family::staged_transpose:
+      return "tiled elementwise (transpose staged in scratch)";
+    case kernel_family::matmul:
+      return "matmul + epilogue";
+    case kernel_family::tile_reduce:
+      return "tile_reduce + epilogue";
+  }
+  return "?";
+}
+
 /// One buffer a kernel touches.
 struct buffer_plan {
   std::string name;  ///< e.g. "A", "tile_static#0"
@@ -53,44 +80,88 @@ struct barrier_plan {
   bool in_loop = false;  ///< repeated once per iteration of a tile-uniform loop
 };
 
-/// One kernel launch (a Kokkos TeamPolicy, or a range/reduction policy for simple kernels).
+/// Cache blocking of a packed matrix multiply (element counts), as launched: C is cut into
+/// `m_blocks` row blocks of mc rows, each split over `splits` column ranges (teams =
+/// m_blocks * splits per launch); one launch per (nc-column panel, kc-deep block).
+struct gemm_params {
+  int mc = 0, kc = 0, nc = 0;  ///< rows of A per block, depth per block, columns per B panel
+  int mr = 0, nr = 0;          ///< register tile of the micro-kernel
+  std::int64_t m_blocks = 0, splits = 1, panels_per_split = 0;
+  std::int64_t launches = 0;  ///< (N / nc) * (K / kc), rounded up
+  std::string origin;         ///< "cache sizes", "tuned", "set by the caller"
+};
+
+/// Register-blocked GPU matmul: a block of bm x bn outputs per team, bk-deep scratch tiles,
+/// each logical thread computing a tm x tn micro-tile.
+struct gpu_matmul_params {
+  int bm = 0, bn = 0, bk = 0, tm = 0, tn = 0;
+  bool double_buffered = false;
+};
+
+/// One kernel launch (a Kokkos TeamPolicy, or a range policy for simple kernels).
 struct kernel_plan {
-  std::string name;                       ///< e.g. "parallel_for_each<16,16>"
-  std::string policy = "TeamPolicy";      ///< Kokkos policy used
-  std::string backend;                    ///< Kokkos execution space name
-  std::vector<std::int64_t> tile;         ///< tile sizes (logical threads per dimension)
-  std::vector<std::int64_t> tiles;        ///< tiles per dimension
-  std::int64_t league_size = 0;           ///< teams (= tiles)
-  int team_size = 1;                      ///< Kokkos team members per team
-  int vector_length = 1;                  ///< Kokkos vector lanes per member
-  int logical_threads = 1;                ///< logical threads per tile
-  std::string mapping;                    ///< how logical threads map onto members/lanes
-  std::size_t scratch_bytes[2] = {0, 0};  ///< per team, per scratch level
-  int phases = 1;                         ///< barrier-separated phases per tile (per pass)
+  std::string name;                             ///< e.g. "parallel_for_each<16,16>"
+  kernel_family family = kernel_family::tile_kernel;
+  std::string label;                            ///< the Kokkos kernel label (profiling tools)
+  std::string policy = "TeamPolicy";            ///< Kokkos policy used
+  std::string backend;                          ///< Kokkos execution space name
+  std::vector<std::int64_t> tile;               ///< tile sizes (logical threads per dimension)
+  std::vector<std::int64_t> tiles;              ///< tiles per dimension
+  std::int64_t league_size = 0;                 ///< teams (= tiles), or range length
+  int team_size = 1;                            ///< Kokkos team members per team
+  int vector_length = 1;                        ///< Kokkos vector lanes per member
+  int logical_threads = 1;                      ///< logical threads per tile
+  std::string mapping;                          ///< how logical threads map onto members/lanes
+  int scratch_level = 0;                        ///< the level holding the team's scratch
+  std::size_t scratch_bytes[2] = {0, 0};        ///< per team, per scratch level
+  std::size_t tile_local_bytes = 0;             ///< private bytes per logical thread
+  int phases = 1;                               ///< barrier-separated phases per tile (per pass)
   std::vector<buffer_plan> buffers;
   std::vector<barrier_plan> barriers;
-  std::vector<std::string> notes;  ///< fusion decisions, temporaries, ...
+  std::vector<std::string> notes;               ///< fusion decisions, temporaries, ...
+  // Family parameters (0 / empty when unused), set by the passes from the target:
+  int staged_block = 0;        ///< staged transpose on CPUs: B x B register blocks
+  int staged_ld = 0;           ///< staged transpose: leading dimension of a staged tile
+  bool streaming_stores = false;  ///< CPU: outputs written with non-temporal stores
+  bool flat_index = true;      ///< elementwise: every operand contiguous (one flat loop)
+  int rows_per_team = 1;       ///< tile_reduce: output rows advancing together in one team
+  gemm_params gemm;            ///< matmul, packed CPU form
+  gpu_matmul_params gpu_mm;    ///< matmul, register-blocked GPU form
+  bool packed_matmul = false;  ///< matmul lowers to the packed CPU gemm
 };
+
+inline std::string list_dims(const std::vector<std::int64_t>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) s += 'x';
+    s += std::to_string(v[i]);
+  }
+  return s;
+}
 
 /// Human-readable text of a plan (what explain() prints).
 inline std::string to_string(const kernel_plan& k) {
   std::ostringstream os;
-  auto list = [&](const std::vector<std::int64_t>& v) {
-    std::string s;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (i) s += 'x';
-      s += std::to_string(v[i]);
-    }
-    return s;
-  };
   os << "kernel " << k.name << "  [" << k.policy << " on " << k.backend << "]\n";
+  if (!k.label.empty()) os << "  label: " << k.label << "\n";
   os << "  league " << k.league_size;
-  if (!k.tiles.empty()) os << " (" << list(k.tiles) << " tiles of " << list(k.tile) << ")";
+  if (!k.tiles.empty())
+    os << " (" << list_dims(k.tiles) << " tiles of " << list_dims(k.tile) << ")";
   os << ", team " << k.team_size << ", vector " << k.vector_length << ", logical threads/tile "
      << k.logical_threads << "\n";
   if (!k.mapping.empty()) os << "  mapping: " << k.mapping << "\n";
   os << "  scratch per team: L0 " << k.scratch_bytes[0] << " B, L1 " << k.scratch_bytes[1]
      << " B\n";
+  if (k.packed_matmul)
+    os << "  blocking: mc=" << k.gemm.mc << " kc=" << k.gemm.kc << " nc=" << k.gemm.nc
+       << " mr=" << k.gemm.mr << " nr=" << k.gemm.nr << " (" << k.gemm.origin << "); "
+       << k.gemm.m_blocks << "x" << k.gemm.splits << " teams per launch, " << k.gemm.launches
+       << " launch" << (k.gemm.launches == 1 ? "" : "es") << "\n";
+  if (k.gpu_mm.bm)
+    os << "  blocking: " << k.gpu_mm.bm << "x" << k.gpu_mm.bn << " outputs per team, k-step "
+       << k.gpu_mm.bk << ", " << k.gpu_mm.tm << "x" << k.gpu_mm.tn
+       << " outputs per logical thread" << (k.gpu_mm.double_buffered ? ", double-buffered" : "")
+       << "\n";
   os << "  buffers:\n";
   for (const auto& b : k.buffers) {
     os << "    " << b.name << " : " << b.type << " -> " << to_string(b.space);

@@ -1,7 +1,8 @@
 /// \file lower.hpp
-/// \brief The lowering driver: runs the passes in order on an expression graph and returns the
-///        program plan (plus the fusion decisions the executor needs). Set the environment
-///        variable TESSERA_LOG_PASSES=1 to print the plan after each pass.
+/// \brief The lowering driver: runs the passes in order on an expression graph — fusion, phases,
+///        barriers, scratch placement, thread mapping — and returns the program plan together
+///        with the fusion decisions the executor needs. Set the environment variable
+///        TESSERA_LOG_PASSES=1 to print the plan after each pass (read once per process).
 #pragma once
 
 #include <tessera/codegen/passes/barriers.hpp>
@@ -15,11 +16,13 @@
 
 namespace tessera::codegen {
 
+/// The plan of an expression and the decisions behind it.
 struct lowered {
   fusion_result fusion;
   program_plan plan;
 };
 
+/// "relu(+(matmul(A, B), C))": the subtree of node n as text.
 inline std::string describe_node(const expr_graph& g, int n) {
   const graph_node& nd = g.nodes[n];
   std::string s = nd.label;
@@ -34,17 +37,24 @@ inline std::string describe_node(const expr_graph& g, int n) {
   return s;
 }
 
-/// \param g [in] the expression, \param t [in] target, \param dst [in] output storage or nullptr
-inline lowered lower(const expr_graph& g, const target& t, const void* dst) {
-  const bool log = std::getenv("TESSERA_LOG_PASSES") != nullptr;
+inline bool log_passes() {
+  static const bool on = std::getenv("TESSERA_LOG_PASSES") != nullptr;
+  return on;
+}
+
+/// Lowers expression graph `g` for target `t`. The last kernel writes the output (through a
+/// temporary when fusion reports aliasing).
+/// \throws resource_error when a kernel's scratch exceeds the target's limit
+inline lowered lower(const expr_graph& g, const target& t) {
+  const bool log = log_passes();
   lowered out;
   // 1. fusion
-  out.fusion = fuse(g, dst);
+  out.fusion = fuse(g, t);
   if (log)
     std::fprintf(stderr, "[tessera] after fusion: %zu kernel(s)\n", out.fusion.kernels.size());
   for (const auto& ks : out.fusion.kernels) {
     kernel_plan k;
-    k.name = std::string(kind_name(ks.kind)) + ": " + describe_node(g, ks.root);
+    k.name = std::string(to_string(ks.family)) + ": " + describe_node(g, ks.root);
     k.backend = t.backend;
     // 2. phases
     const kernel_body body = describe_kernel(g, ks, t);
@@ -53,10 +63,17 @@ inline lowered lower(const expr_graph& g, const target& t, const void* dst) {
     k.barriers = insert_barriers(body.program);
     if (!t.thread_per_logical)
       for (auto& b : k.barriers) b.hazard += " (one member per team: program order)";
+    if (log) std::fprintf(stderr, "[tessera] after phases + barriers:\n%s", to_string(k).c_str());
     // 4. scratch placement
-    place_scratch(k, body, t);
+    place_scratch(k, body, t, "tessera code generator: kernel " + k.name);
     // 5. thread mapping
     map_threads(k, g, ks, t);
+    k.label = "tessera::" + std::string(to_string(ks.family)) + " " + describe_node(g, ks.root);
+    if (!k.tile.empty()) k.label += " tile " + list_dims(k.tile);
+    for (int in : ks.inputs)
+      if (g.nodes[in].kind == node_kind::terminal && !g.nodes[in].contiguous) k.flat_index = false;
+    if (!k.flat_index)
+      k.mapping += "; rows of the last dimension (an operand is a section)";
     for (int in : ks.inputs)
       k.buffers.push_back(
           {g.nodes[in].kind == node_kind::terminal ? g.nodes[in].label : "tmp" + std::to_string(in),
@@ -65,10 +82,9 @@ inline lowered lower(const expr_graph& g, const target& t, const void* dst) {
                          g.nodes[ks.root].dtype, memory_space_kind::global, 0, 0, "output"});
     k.notes = body.notes;
     if (!ks.writes_temporary && out.fusion.output_aliases_input)
-      k.notes.push_back(
-          "the output is also an input of a non-elementwise node: computed into a "
-          "temporary, then copied");
-    if (log) std::fprintf(stderr, "[tessera] after passes:\n%s", to_string(k).c_str());
+      k.notes.push_back("computed into a temporary, then copied to the output: " +
+                        out.fusion.alias_reason);
+    if (log) std::fprintf(stderr, "[tessera] after scratch + mapping:\n%s", to_string(k).c_str());
     out.plan.kernels.push_back(std::move(k));
   }
   return out;

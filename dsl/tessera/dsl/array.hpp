@@ -1,23 +1,25 @@
 /// \file array.hpp
-/// \brief `array<T,N>` (device-resident data, a Kokkos::View with LayoutRight) and
-///        `array_view<T,N>` (caller-owned host memory with C++ AMP's lazy copies).
+/// \brief `array<T,N>`: N-dimensional data owned in the default Kokkos memory space (a
+///        Kokkos::View, LayoutRight). Kernels capture it by value; its copy constructor is how a
+///        launch sees what a kernel captures (host_context.hpp).
 #pragma once
 
 #include <tessera/dsl/errors.hpp>
+#include <tessera/dsl/host_context.hpp>
 #include <tessera/dsl/index.hpp>
+#include <tessera/dsl/runtime.hpp>
 
 #include <cstdint>
-#include <memory>
+#include <iterator>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 namespace tessera {
 
-/// Execution space every Tessera launch uses (Kokkos' default: Cuda, HIP, OpenMP or Serial).
-using execution_space = Kokkos::DefaultExecutionSpace;
-/// Memory space of array<T,N> (the execution space's memory).
-using memory_space = execution_space::memory_space;
+template <class T, int N>
+class array_view;
 
 namespace impl {
 template <class T, int N>
@@ -47,6 +49,24 @@ extent<N> extent_of_view(const V& v) {
   for (int d = 0; d < N; ++d) e[d] = static_cast<index_type>(v.extent(d));
   return e;
 }
+
+/// Number of elements of `e`, checked: throws shape_error on a negative extent and
+/// resource_error when e.size() * elem_bytes overflows. `fn` names the caller.
+template <int N>
+index_type checked_size(const char* fn, const extent<N>& e, std::size_t elem_bytes) {
+  for (int d = 0; d < N; ++d)
+    if (e[d] < 0) throw shape_error(std::string(fn) + ": negative extent " + to_string(e));
+  index_type n = 1;
+  bool overflow = false;
+  for (int d = 0; d < N; ++d) overflow |= __builtin_mul_overflow(n, e[d], &n);
+  index_type bytes = 0;
+  overflow |= __builtin_mul_overflow(n, static_cast<index_type>(elem_bytes), &bytes);
+  if (overflow)
+    throw resource_error(std::string(fn) + ": extent " + to_string(e) + " of " +
+                         std::to_string(elem_bytes) +
+                         "-byte elements overflows a 64-bit size; no such allocation can exist");
+  return n;
+}
 template <int N>
 void check_extent_nonnegative(const char* fn, const extent<N>& e) {
   for (int d = 0; d < N; ++d)
@@ -58,28 +78,66 @@ V make_view(const std::string& label, const extent<N>& e) {
   if constexpr (N == 2) return V(label, e[0], e[1]);
   if constexpr (N == 3) return V(label, e[0], e[1], e[2]);
 }
+template <class V, int N>
+V make_view_uninitialized(const std::string& label, const extent<N>& e) {
+  const auto a = Kokkos::view_alloc(Kokkos::WithoutInitializing, label);
+  if constexpr (N == 1) return V(a, e[0]);
+  if constexpr (N == 2) return V(a, e[0], e[1]);
+  if constexpr (N == 3) return V(a, e[0], e[1], e[2]);
+}
 template <class V, class P, int N>
 V wrap_view(P* p, const extent<N>& e) {
   if constexpr (N == 1) return V(p, e[0]);
   if constexpr (N == 2) return V(p, e[0], e[1]);
   if constexpr (N == 3) return V(p, e[0], e[1], e[2]);
 }
-template <class V, int N>
-TESSERA_FORCEINLINE decltype(auto) view_at(const V& v, const index<N>& i) {
-  if constexpr (N == 1) return v(i[0]);
-  if constexpr (N == 2) return v(i[0], i[1]);
-  if constexpr (N == 3) return v(i[0], i[1], i[2]);
+
+/// Device-callable access to a rank-N buffer whose last dimension is contiguous: element
+/// (i0, .., iN-1) is p[i0 * s[0] + ... + iN-1] (s[N-1] == 1). Used by every Tessera buffer.
+template <class T, int N>
+struct strided_ref {
+  T* p = nullptr;
+  index_type s[N] = {};
+  TESSERA_FORCEINLINE T& at(const index<N>& i) const {
+    index_type off = i[N - 1];
+    for (int d = 0; d < N - 1; ++d) off += i[d] * s[d];
+    return p[off];
+  }
+  template <class... I>
+  TESSERA_FORCEINLINE T& operator()(I... i) const {
+    return at(index<N>(i...));
+  }
+  /// First element of row i (rank 2).
+  TESSERA_FORCEINLINE T* row(index_type i) const { return p + i * s[0]; }
+};
+
+/// Strides (elements) of a LayoutRight extent.
+template <int N>
+TESSERA_INLINE constexpr void contiguous_strides(const extent<N>& e, index_type* s) {
+  s[N - 1] = 1;
+  for (int d = N - 2; d >= 0; --d) s[d] = s[d + 1] * e[d + 1];
+}
+
+/// Throws the error for host code touching an element of device memory directly.
+[[noreturn]] inline void device_memory_on_host(const char* what) {
+  throw usage_error(std::string("tessera::") + what +
+                    ": element access on the host, but the data lives in " + memory_space::name() +
+                    " memory; copy it to the host first (to_vector(), copy(), to_eigen) or "
+                    "access it through an array_view");
 }
 }  // namespace impl
 
 /// N-dimensional data in the default Kokkos memory space (device memory on GPU backends).
 ///
 /// A handle like Kokkos::View: copies share the data, so kernels capture it by value
-/// (`[=]`). `copy()` makes a deep copy. Elements are accessed with `a(i, j)` or `a[idx]`
-/// inside kernels; on host backends also on the host. Layout is row-major (LayoutRight).
-/// \tparam T element type (arithmetic)  \tparam N rank, 1..3
+/// (TESSERA_KERNEL). `copy()` makes a deep copy. Elements are accessed with `a(i, j)` or
+/// `a[idx]` inside kernels; on host backends also on the host (on GPU backends host code gets a
+/// usage_error: copy the data or use an array_view). Layout is row-major (LayoutRight).
+/// \tparam T element type (arithmetic or trivially copyable)  \tparam N rank, 1..3
 template <class T, int N>
 class array {
+  static_assert(N >= 1 && N <= 3, "tessera::array<T,N>: rank N must be 1, 2 or 3");
+
  public:
   using value_type = T;
   static constexpr int rank = N;
@@ -89,54 +147,87 @@ class array {
   tessera::extent<N> extent;
 
   array() = default;
-  /// Allocates `e.size()` elements, zero-filled. \throws shape_error on a negative extent.
+  /// Allocates `e.size()` elements, zero-filled.
+  /// \throws shape_error negative extent; resource_error size overflow; usage_error Kokkos not
+  ///         initialized
   explicit array(const tessera::extent<N>& e, const std::string& label = "tessera::array")
-      : extent(e),
-        v_((impl::check_extent_nonnegative("tessera::array", e),
-            impl::make_view<view_type>(label, e))) {}
+      : extent(e), v_(allocate("tessera::array", e, label, true)) {}
   template <class... I>
   requires(sizeof...(I) == N && (std::is_integral_v<I> && ...)) explicit array(I... e)
       : array(tessera::extent<N>(e...)) {}
   /// Allocates and copies [first, last) (row-major, at least e.size() elements) from the host.
-  /// \throws shape_error when the range is shorter than e.size().
+  /// \throws shape_error when the range is shorter than e.size() (checked before anything is
+  ///         allocated)
   template <class It>
-  array(const tessera::extent<N>& e, It first, It last) : array(e) {
-    if (std::distance(first, last) < e.size())
-      throw shape_error("tessera::array(extent, first, last): range has " +
-                        std::to_string(std::distance(first, last)) + " elements, extent " +
-                        to_string(e) + " needs " + std::to_string(e.size()));
-    auto h = Kokkos::create_mirror_view(v_);
-    T* p = h.data();
-    for (index_type k = 0; k < e.size(); ++k, ++first) p[k] = *first;
-    Kokkos::deep_copy(v_, h);
-  }
+  requires requires(It i) { *i; }
+  array(const tessera::extent<N>& e, It first, It last)
+      : extent(e), v_(allocate_from("tessera::array(extent, first, last)", e, first, last)) {}
+  /// Allocates and copies `e.size()` elements from host memory at `src` (row-major).
+  array(const tessera::extent<N>& e, const T* src) : array(e, src, src + checked(e)) {}
   /// Wraps an existing Kokkos::View (shares it, no copy).
   explicit array(const view_type& v) : extent(impl::extent_of_view<N>(v)), v_(v) {}
+
+  // Copies share the data. The copy constructor is host/device code because kernels capture
+  // arrays by value; on the host it reports the copy to the launch copying a kernel (if any).
+  TESSERA_INLINE array(const array& o) : extent(o.extent), v_(o.v_), hook_(o.hook_) {
+#ifndef TESSERA_DEVICE_PASS
+    if (auto* obs = impl::current_capture_observer()) hook_ = obs->on_capture(describe());
+#endif
+  }
+  TESSERA_INLINE array& operator=(const array& o) {
+    extent = o.extent;
+    v_ = o.v_;
+    hook_ = o.hook_;
+    return *this;
+  }
+  TESSERA_INLINE array(array&& o) : extent(o.extent), v_(std::move(o.v_)), hook_(o.hook_) {}
+  TESSERA_INLINE array& operator=(array&& o) {
+    extent = o.extent;
+    v_ = std::move(o.v_);
+    hook_ = o.hook_;
+    return *this;
+  }
+  ~array() = default;
 
   /// The underlying Kokkos::View (LayoutRight, default memory space).
   TESSERA_INLINE const view_type& view() const { return v_; }
   TESSERA_INLINE T* data() const { return v_.data(); }
-  tessera::extent<N> get_extent() const { return extent; }
-  index_type size() const { return extent.size(); }
-
+  TESSERA_INLINE tessera::extent<N> get_extent() const { return extent; }
+  TESSERA_INLINE index_type size() const { return extent.size(); }
+  /// Element access for kernels (device-callable) and, on host backends, host code.
   template <class... I>
-  requires(sizeof...(I) == N) TESSERA_FORCEINLINE T& operator()(I... i) const { return v_(i...); }
-  TESSERA_FORCEINLINE T& operator[](const index<N>& i) const { return impl::view_at(v_, i); }
+  requires(sizeof...(I) == N && (std::is_integral_v<I> && ...)) TESSERA_FORCEINLINE T&
+  operator()(I... i) const {
+    return (*this)[index<N>(i...)];
+  }
+  TESSERA_FORCEINLINE T& operator[](const index<N>& i) const {
+#ifndef TESSERA_DEVICE_PASS
+    if (hook_) [[unlikely]]
+      return *static_cast<T*>(hook_->element(i.v, N));
+    if constexpr (!host_accessible_memory) impl::device_memory_on_host("array");
+#endif
+    if constexpr (N == 1)
+      return v_(i[0]);
+    else if constexpr (N == 2)
+      return v_(i[0], i[1]);
+    else
+      return v_(i[0], i[1], i[2]);
+  }
+  /// C++ AMP projection of a rank-1 array: `a[i]` is element i.
+  TESSERA_FORCEINLINE T& operator[](index_type i) const requires(N == 1) {
+    return (*this)[index<1>(i)];
+  }
 
-  /// Evaluates a Tier 1 expression into this array (see expr_eval.hpp). An empty (default
-  /// constructed) array is first allocated with the expression's extent.
+  /// Evaluates a Tier 1 expression into this array (see backends/execute.hpp). An empty
+  /// (default constructed) array is first allocated with the expression's extent.
   /// \throws shape_error when the extents differ
   template <class E>
   requires requires { typename E::tessera_expression_tag; }
   array& operator=(const E& e);
-  array(const array&) = default;
-  array& operator=(const array&) = default;
-  array(array&&) = default;
-  array& operator=(array&&) = default;
   /// Evaluates an expression into a new array: `tessera::array<float, 2> C = A + B;`.
   template <class E>
   requires requires { typename E::tessera_expression_tag; }
-  array(const E& e) : array(e.get_extent()) { *this = e; }
+  array(const E& e);
 
   /// A deep copy.
   array copy() const {
@@ -148,193 +239,72 @@ class array {
   std::vector<T> to_vector() const {
     std::vector<T> out(static_cast<std::size_t>(extent.size()));
     if (out.empty()) return out;
-    auto h = impl::wrap_view<impl::unmanaged_host_view_t<T, N>>(out.data(), extent);
-    Kokkos::deep_copy(h, v_);
+    Kokkos::deep_copy(impl::wrap_view<impl::unmanaged_host_view_t<T, N>>(out.data(), extent), v_);
     return out;
   }
   operator std::vector<T>() const { return to_vector(); }
 
+  /// The memory of the buffer (pointer, extents, strides, element size): what aliasing checks
+  /// compare. Allocates nothing.
+  impl::captured_buffer describe_memory() const {
+    impl::captured_buffer b;
+    b.data = const_cast<std::remove_const_t<T>*>(v_.data());
+    b.rank = N;
+    for (int d = 0; d < N; ++d) {
+      b.extent[d] = extent[d];
+      b.stride[d] = static_cast<index_type>(v_.stride(d));
+    }
+    b.elem_bytes = sizeof(T);
+    return b;
+  }
+  /// The buffer as a launch sees it (host side).
+  impl::captured_buffer describe() const {
+    impl::captured_buffer b = describe_memory();
+    b.type_name = &impl::scalar_type_name<std::remove_const_t<T>>;
+    b.label = v_.label();
+    b.read_only = std::is_const_v<T>;
+    b.host_accessible = host_accessible_memory;
+    b.fill_one = &impl::fill_one<std::remove_const_t<T>>;
+    return b;
+  }
+  /// True when element accesses of this copy go through a host hook (checked mode, dry run).
+  TESSERA_INLINE bool has_hook() const { return hook_ != nullptr; }
+  /// Element access as strided_ref (device-callable; no host hook).
+  TESSERA_INLINE impl::strided_ref<T, N> ref() const {
+    impl::strided_ref<T, N> r;
+    r.p = v_.data();
+    for (int d = 0; d < N; ++d) r.s[d] = static_cast<index_type>(v_.stride(d));
+    return r;
+  }
+
  private:
+  static index_type checked(const tessera::extent<N>& e) {
+    return impl::checked_size("tessera::array", e, sizeof(T));
+  }
+  static view_type allocate(const char* fn, const tessera::extent<N>& e, const std::string& label,
+                            bool zero) {
+    impl::checked_size(fn, e, sizeof(T));
+    impl::require_runtime(fn);
+    return zero ? impl::make_view<view_type>(label, e)
+                : impl::make_view_uninitialized<view_type>(label, e);
+  }
+  template <class It>
+  static view_type allocate_from(const char* fn, const tessera::extent<N>& e, It first, It last) {
+    const index_type n = impl::checked_size(fn, e, sizeof(T));
+    const auto have = static_cast<index_type>(std::distance(first, last));
+    if (have < n)
+      throw shape_error(std::string(fn) + ": range has " + std::to_string(have) +
+                        " elements, extent " + to_string(e) + " needs " + std::to_string(n));
+    view_type v = allocate(fn, e, "tessera::array", false);
+    auto h = Kokkos::create_mirror_view(v);
+    auto* p = h.data();
+    for (index_type k = 0; k < n; ++k, ++first) p[k] = static_cast<T>(*first);
+    Kokkos::deep_copy(v, h);
+    return v;
+  }
+
   view_type v_;
-};
-
-/// A view of caller-owned, row-major host memory with C++ AMP's lazy-copy rules.
-///
-/// On host backends (Serial, OpenMP) kernels read and write the caller's memory directly and
-/// no copy is ever made. On GPU backends a device copy is made the first time the view is
-/// captured by a kernel launched from the host, and copied back by `synchronize()` or when the
-/// last copy of the view is destroyed. `discard_data()` drops the current contents so the next
-/// capture copies nothing (use it for outputs).
-/// \tparam T element type; `const T` for read-only inputs  \tparam N rank, 1..3
-template <class T, int N>
-class array_view {
-  using nc_t = std::remove_const_t<T>;
-
- public:
-  using value_type = T;
-  static constexpr int rank = N;
-  using view_type = impl::view_t<T, N, memory_space>;
-  using host_view_type = impl::unmanaged_host_view_t<T, N>;
-
-  tessera::extent<N> extent;
-
-  array_view() = default;
-  /// Views `e.size()` elements starting at `data` (row-major). The memory must outlive the view.
-  array_view(const tessera::extent<N>& e, T* data) : extent(e) { init(data); }
-  /// AMP's `array_view<int,2> a(3, 2, ptr)`.
-  array_view(index_type e0, T* data) requires(N == 1) : array_view(tessera::extent<N>(e0), data) {}
-  array_view(index_type e0, index_type e1, T* data) requires(N == 2)
-      : array_view(tessera::extent<N>(e0, e1), data) {}
-  array_view(index_type e0, index_type e1, index_type e2, T* data) requires(N == 3)
-      : array_view(tessera::extent<N>(e0, e1, e2), data) {}
-  /// Views a std::vector's storage. \throws shape_error when it holds fewer than e.size().
-  template <class V>
-  requires requires(V& v) {
-    v.data();
-    v.size();
-  }
-  array_view(const tessera::extent<N>& e, V& container) : extent(e) {
-    if (static_cast<index_type>(container.size()) < e.size())
-      throw shape_error("tessera::array_view(extent, container): container has " +
-                        std::to_string(container.size()) + " elements, extent " + to_string(e) +
-                        " needs " + std::to_string(e.size()));
-    init(container.data());
-  }
-  /// Views an array's data (no copy; always device-resident).
-  array_view(const array<nc_t, N>& a) : extent(a.extent), dev_(a.view()) {}
-
-  // Copies and destruction are host/device functions because kernels capture the view by
-  // value. The shared bookkeeping (a host-only, reference-counted `state`) is touched only in
-  // the host pass; a copy made on the host is how a kernel capture shows up.
-  TESSERA_INLINE array_view(const array_view& o)
-      : extent(o.extent), dev_(o.dev_), host_(o.host_), st_(o.st_) {
-#ifndef TESSERA_DEVICE_PASS
-    if (st_) ++st_->refs;
-    capture_on_host();
-#endif
-  }
-  TESSERA_INLINE array_view& operator=(const array_view& o) {
-    if (this != &o) {
-      array_view tmp(o);
-      swap(tmp);
-    }
-    return *this;
-  }
-// GCC 12 reports a use-after-free here once several copies' destructors are inlined one after
-// another: it cannot see that only the last decrement reaches zero (a known false positive for
-// reference counts). ASan runs of the debug preset check the real behaviour.
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuse-after-free"
-#endif
-  TESSERA_INLINE ~array_view() {
-#ifndef TESSERA_DEVICE_PASS
-    if (st_ && --st_->refs == 0) delete st_;
-#endif
-  }
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-#pragma GCC diagnostic pop
-#endif
-
-  /// Device-side Kokkos::View used inside kernels.
-  TESSERA_INLINE const view_type& view() const {
-    return dev_;
-  }
-  tessera::extent<N> get_extent() const {
-    return extent;
-  }
-
-  template <class... I>
-  requires(sizeof...(I) == N) TESSERA_FORCEINLINE T& operator()(I... i) const {
-    return dev_(i...);
-  }
-  TESSERA_FORCEINLINE T& operator[](const index<N>& i) const {
-    return impl::view_at(dev_, i);
-  }
-
-  /// Copies device data back to the caller's memory if a kernel may have changed it.
-  void synchronize() const {
-    Kokkos::fence();
-    if (st_) st_->sync_to_host();
-  }
-  /// Declares the current contents irrelevant: the next kernel capture copies nothing.
-  void discard_data() const {
-    if (st_) st_->discard();
-  }
-
- private:
-  struct state {
-    long refs = 1;
-    host_view_type host;
-    view_type dev;
-    bool device_valid = false;
-    bool host_valid = true;
-    bool separate = false;  // device memory is not the caller's memory
-    void sync_to_host() {
-      if (separate && !host_valid) {
-        if constexpr (!std::is_const_v<T>) Kokkos::deep_copy(host, dev);
-        host_valid = true;
-      }
-    }
-    void discard() {
-      device_valid = true;
-      host_valid = !separate;
-    }
-    ~state() {
-      try {
-        sync_to_host();
-      } catch (...) {
-      }
-    }
-  };
-
-  void init(T* data) {
-    impl::check_extent_nonnegative("tessera::array_view", extent);
-    host_ = impl::wrap_view<host_view_type>(data, extent);
-    st_ = new state();
-    st_->host = host_;
-    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible) {
-      dev_ = host_;
-      st_->dev = dev_;
-      st_->device_valid = true;
-    } else {
-      st_->separate = true;
-      dev_ = impl::make_view<view_type>("tessera::array_view", extent);
-      st_->dev = dev_;
-    }
-  }
-  // A copy made on the host is how a kernel capture shows up: make the device copy current,
-  // and assume a non-const view will be written by the kernel.
-  void capture_on_host() const {
-    if (!st_ || !st_->separate) return;
-    if (!st_->device_valid) {
-      Kokkos::deep_copy(
-          Kokkos::View<nc_t*, memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
-              const_cast<nc_t*>(dev_.data()), dev_.span()),
-          Kokkos::View<const nc_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
-              host_.data(), host_.span()));
-      st_->device_valid = true;
-    }
-    if constexpr (!std::is_const_v<T>) st_->host_valid = false;
-  }
-
-  view_type dev_;
-  host_view_type host_;
-  state* st_ = nullptr;
-  TESSERA_INLINE void swap(array_view& o) {
-    tessera::extent<N> e = extent;
-    extent = o.extent;
-    o.extent = e;
-    view_type d = dev_;
-    dev_ = o.dev_;
-    o.dev_ = d;
-    host_view_type h = host_;
-    host_ = o.host_;
-    o.host_ = h;
-    state* s = st_;
-    st_ = o.st_;
-    o.st_ = s;
-  }
+  impl::global_hook* hook_ = nullptr;
 };
 
 /// Reads `v[idx]` if `idx` lies inside v's extent, else returns T() (C++ AMP's guarded read for
@@ -343,18 +313,21 @@ template <class A, int N>
 TESSERA_INLINE auto guarded_read(const A& v, const index<N>& idx) {
   using T = std::remove_cvref_t<decltype(v[idx])>;
   const bool in = v.extent.contains(idx);
-  if constexpr (requires {
-                  v.view().data();
-                  v.view().stride(0);
-                }) {
+  if constexpr (requires { v.ref(); }) {
+#ifndef TESSERA_DEVICE_PASS
+    if constexpr (!host_accessible_memory) return in ? T(v[idx]) : T();
+    if (v.has_hook()) [[unlikely]]
+      return in ? T(v[idx]) : T();
+#endif
     // The element's address is computed unconditionally, in integer arithmetic (no pointer
     // leaves the data, no bounds-checked View access), and only the load is conditional: a
     // loop of guarded reads then if-converts into masked vector loads.
-    const auto& kv = v.view();
-    std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(kv.data());
-    for (int d = 0; d < N; ++d)
-      addr += static_cast<std::uintptr_t>(idx[d]) * static_cast<std::uintptr_t>(kv.stride(d)) *
-              sizeof(T);
+    const auto r = v.ref();
+    std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(r.p);
+    std::uintptr_t off = static_cast<std::uintptr_t>(idx[N - 1]);
+    for (int d = 0; d < N - 1; ++d)
+      off += static_cast<std::uintptr_t>(idx[d]) * static_cast<std::uintptr_t>(r.s[d]);
+    addr += off * sizeof(T);
     return in ? *reinterpret_cast<const T*>(addr) : T();
   } else {
     return in ? T(v[idx]) : T();

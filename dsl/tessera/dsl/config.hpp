@@ -23,6 +23,15 @@
 /// A function callable on the host and inside kernels, forced inline.
 #define TESSERA_FORCEINLINE KOKKOS_FORCEINLINE_FUNCTION
 
+/// A host-only function forced inline: for the CPU backends' kernels (host/), whose code uses
+/// host-only features (GCC/Clang vector types, prefetches, streaming stores) that must never
+/// reach a GPU device pass.
+#if defined(__GNUC__) || defined(__clang__)
+#define TESSERA_HOST_FORCEINLINE inline __attribute__((always_inline))
+#else
+#define TESSERA_HOST_FORCEINLINE inline
+#endif
+
 /// Inline every call inside the function (GCC, Clang): used on launch functors so that the
 /// fast path of a tile kernel is specialised as one function.
 #if defined(__GNUC__) || defined(__clang__)
@@ -34,14 +43,17 @@
 /// Marks the next loop's iterations as free of loop-carried memory dependences, so the
 /// vectorizer needs no alias checks. Used where the tile model itself guarantees it: the
 /// logical threads of one for_each phase never write an element another one touches (a race,
-/// reported by checked mode).
-// Clang's equivalent (vectorize(assume_safety)) also forces vectorization and warns where it
-// cannot, so it is left to clang's own dependence analysis.
-#if defined(__GNUC__) && !defined(__clang__)
+/// reported by checked mode). GCC only: clang's equivalent (vectorize(assume_safety)) also
+/// forces vectorization and warns where it cannot, and nvcc/hipcc do not know GCC's pragmas.
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && !defined(__HIPCC__)
 #define TESSERA_IVDEP _Pragma("GCC ivdep")
+#define TESSERA_GCC_UNROLL(n) _Pragma(TESSERA_STRINGIFY(GCC unroll n))
 #else
 #define TESSERA_IVDEP
+#define TESSERA_GCC_UNROLL(n)
 #endif
+#define TESSERA_STRINGIFY_(x) #x
+#define TESSERA_STRINGIFY(x) TESSERA_STRINGIFY_(x)
 
 /// Defined while a GPU device pass is compiled (nvcc, hipcc, SYCL). Host-only machinery such as
 /// the checked-mode recorder is left out of that pass.
@@ -62,4 +74,12 @@ namespace kmath = ::Kokkos::Experimental;
 #endif
 /// Element counts and global coordinates: 64-bit, since products of extents can exceed 2^31.
 using index_type = std::int64_t;
+/// Execution space every Tessera launch uses by default (Kokkos' default: Cuda, HIP, OpenMP or
+/// Serial). Entry points also take an instance of it (a CUDA stream, ...) as first argument.
+using execution_space = Kokkos::DefaultExecutionSpace;
+/// Memory space of array<T,N> (the execution space's memory).
+using memory_space = execution_space::memory_space;
+/// True when host code can dereference pointers into memory_space (Serial, OpenMP).
+inline constexpr bool host_accessible_memory =
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
 }  // namespace tessera

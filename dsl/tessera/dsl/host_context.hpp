@@ -1,6 +1,8 @@
 /// \file host_context.hpp
-/// \brief The hook through which a tile_group runs on the host instead of on a Kokkos team:
-///        the planning ("sizing") pass and checked mode. Host-only; never used in device code.
+/// \brief The hooks through which a tile kernel runs on the host instead of on a Kokkos team —
+///        the planning pass, the validation dry run and checked mode — and through which a
+///        launch sees the Tessera buffers (arrays, array_views) that a kernel captures.
+///        Host-only: nothing here is compiled into GPU device passes.
 #pragma once
 
 #include <tessera/dsl/config.hpp>
@@ -11,7 +13,7 @@
 
 namespace tessera::impl {
 
-/// The kind of fence a tile barrier carries (C++ AMP's four wait variants).
+/// The kind of fence a tile barrier or a free-standing fence carries (C++ AMP's variants).
 enum class fence_kind { all_memory, global_memory, tile_static_memory };
 
 inline const char* to_string(fence_kind f) {
@@ -25,41 +27,28 @@ inline const char* to_string(fence_kind f) {
   }
   return "?";
 }
+/// True when fence `f` orders tile_static (scratch) or global memory.
+TESSERA_INLINE constexpr bool fences_tile_static(fence_kind f) {
+  return f != fence_kind::global_memory;
+}
+TESSERA_INLINE constexpr bool fences_global(fence_kind f) {
+  return f != fence_kind::tile_static_memory;
+}
 
-/// Shape of a tile_static / tile_local buffer as seen by the host passes.
+/// Shape of a tile_static / tile_local buffer as seen by the host passes. Built from the type
+/// only (no strings), so the per-launch planning pass allocates nothing.
 struct buffer_desc {
-  std::string name;  ///< user-given or "tile_static#k" / "tile_local#k"
-  std::string type;  ///< e.g. "float[16][16]"
-  int rank = 0;      ///< 0 for a scalar
+  const char* name = nullptr;  ///< user-given name, or nullptr ("tile_static#k")
+  std::string (*type_name)() = nullptr;  ///< e.g. "float[16][16]"
+  int rank = 0;                          ///< 0 for a scalar
   index_type dims[3] = {1, 1, 1};
   std::size_t elem_bytes = 0;
   std::size_t bytes = 0;  ///< per tile (tile_static) or per logical thread (tile_local)
   std::size_t align = 0;
+  index_type elements() const { return dims[0] * dims[1] * dims[2]; }
 };
 
-/// Implemented by the planner (sizing pass) and by checked mode.
-class host_context {
- public:
-  virtual ~host_context() = default;
-  /// True in the planning pass: for_each bodies are skipped, only allocations and barriers
-  /// are recorded.
-  virtual bool sizing() const = 0;
-  /// A tile_static allocation; returns host storage (checked) or nullptr (sizing) and the
-  /// buffer id used by access().
-  virtual void* allocate_static(const buffer_desc& d, int& id) = 0;
-  /// A tile_local declaration (recorded for the plan).
-  virtual void declare_local(const buffer_desc& d) = 0;
-  /// Called for every tile_static element access in checked mode.
-  virtual void access(int id, index_type linear, bool write) = 0;
-  /// An index outside buffer `id`'s extent: throws bounds_error.
-  virtual void out_of_bounds(int id, const index_type* idx, int rank) = 0;
-  virtual void barrier(fence_kind f) = 0;
-  /// Why the next barrier is there (Tier 2 programs say which hazard it resolves).
-  virtual void barrier_reason(const std::string&) {}
-  /// The logical thread now running (row-major local rank), or -1 for code outside for_each.
-  virtual void set_thread(int linear) = 0;
-};
-
+/// The element type's name for plans and messages: "float", "int", ... or "T(8 bytes)".
 template <class E>
 std::string scalar_type_name() {
   if constexpr (std::is_same_v<E, float>)
@@ -76,6 +65,8 @@ std::string scalar_type_name() {
     return "long long";
   else if constexpr (std::is_same_v<E, unsigned long>)
     return "unsigned long";
+  else if constexpr (std::is_same_v<E, short>)
+    return "short";
   else if constexpr (std::is_same_v<E, char>)
     return "char";
   else if constexpr (std::is_same_v<E, bool>)
@@ -84,25 +75,167 @@ std::string scalar_type_name() {
     return "T(" + std::to_string(sizeof(E)) + " bytes)";
 }
 
+/// "float[16][16]" for U = float[16][16].
 template <class U>
-buffer_desc describe_buffer(const char* name, const char* prefix, int seq) {
+std::string array_type_name() {
+  std::string s = scalar_type_name<std::remove_all_extents_t<U>>();
+  const std::size_t dims[3] = {std::extent_v<U, 0>, std::extent_v<U, 1>, std::extent_v<U, 2>};
+  for (int d = 0; d < int(std::rank_v<U>) && d < 3; ++d) {
+    s += '[';
+    s.append(std::to_string(dims[d]));
+    s += ']';
+  }
+  return s;
+}
+
+template <class U>
+constexpr buffer_desc describe_buffer(const char* name) {
   using E = std::remove_all_extents_t<U>;
   buffer_desc d;
-  d.name = name ? std::string(name) : std::string(prefix) + "#" + std::to_string(seq);
+  d.name = name;
+  d.type_name = &array_type_name<U>;
   d.rank = static_cast<int>(std::rank_v<U>);
-  d.type = scalar_type_name<E>();
   if constexpr (std::rank_v<U> >= 1) d.dims[0] = std::extent_v<U, 0>;
   if constexpr (std::rank_v<U> >= 2) d.dims[1] = std::extent_v<U, 1>;
   if constexpr (std::rank_v<U> >= 3) d.dims[2] = std::extent_v<U, 2>;
-  for (int k = 0; k < d.rank; ++k) {
-    d.type += '[';
-    d.type += std::to_string(d.dims[k]);
-    d.type += ']';
-  }
   d.elem_bytes = sizeof(E);
   d.bytes = sizeof(U);
   d.align = alignof(E);
   return d;
+}
+
+template <class T>
+void fill_one(void* p) {
+  if constexpr (std::is_arithmetic_v<T>)
+    *static_cast<T*>(p) = T(1);
+  else
+    *static_cast<T*>(p) = T{};
+}
+
+/// How an access to an element of memory happened, for checked mode.
+enum class access_kind { read, write, atomic };
+
+/// A Tessera buffer (array / array_view) captured by a kernel that runs on the host (validation
+/// dry run, checked mode): every element access of the kernel's copy goes through it.
+class global_hook {
+ public:
+  virtual ~global_hook() = default;
+  /// Storage for element `idx` (rank entries) as the kernel should see it. Throws bounds_error
+  /// for an index outside the buffer's extent.
+  virtual void* element(const index_type* idx, int rank) = 0;
+};
+
+/// Lazy copies of an array_view between the caller's host memory and device memory.
+class view_sync {
+ public:
+  virtual ~view_sync() = default;
+  /// Makes the device copy current before a kernel; `write`: the kernel may change it (the
+  /// host copy becomes stale).
+  virtual void to_device(bool write) = 0;
+  /// Makes the host copy current before host code reads (or, with `write`, changes) it.
+  virtual void to_host(bool write) = 0;
+};
+
+/// What a launch learns about a Tessera buffer when the kernel that captures it is copied.
+struct captured_buffer {
+  void* data = nullptr;            ///< first element, in the buffer's memory space
+  int rank = 0;
+  index_type extent[3] = {0, 0, 0};
+  index_type stride[3] = {0, 0, 0};  ///< elements; stride[rank - 1] == 1
+  std::size_t elem_bytes = 0;
+  std::string (*type_name)() = nullptr;
+  std::string label;                 ///< e.g. the array's Kokkos label
+  bool read_only = false;            ///< array_view<const T> / array<const T>
+  bool host_accessible = true;       ///< data can be dereferenced on the host
+  view_sync* sync = nullptr;         ///< array_view state (lazy copies), else nullptr
+  /// Host copy of the first element when the data lives in device memory and a host copy
+  /// exists (array_view over host memory, after sync->to_host()); else nullptr.
+  void* (*host_data)(const void* self) = nullptr;
+  const void* self = nullptr;        ///< argument of host_data
+  /// Writes the element type's 1 to p (values a dry run reads from device-only memory).
+  void (*fill_one)(void* p) = nullptr;
+  /// Bytes from data to one past the last element.
+  std::size_t span_bytes() const {
+    if (rank == 0) return 0;
+    index_type last = 0;
+    for (int d = 0; d < rank; ++d) {
+      if (extent[d] == 0) return 0;
+      last += (extent[d] - 1) * stride[d];
+    }
+    return std::size_t(last + 1) * elem_bytes;
+  }
+};
+
+/// Sees every Tessera buffer a kernel captures while a launch copies the kernel (the copy
+/// constructors of array and array_view report to the current observer of this thread).
+class capture_observer {
+ public:
+  virtual ~capture_observer() = default;
+  /// Returns the hook the captured copy should route its element accesses through (nullptr:
+  /// direct access).
+  virtual global_hook* on_capture(const captured_buffer& b) = 0;
+};
+
+/// This host thread's capture observer (nullptr outside a launch's kernel copy).
+inline capture_observer*& current_capture_observer() {
+  static thread_local capture_observer* current = nullptr;
+  return current;
+}
+/// Installs `o` as this thread's capture observer for the scope's lifetime.
+class capture_scope {
+ public:
+  explicit capture_scope(capture_observer* o) : prev_(current_capture_observer()) {
+    current_capture_observer() = o;
+  }
+  capture_scope(const capture_scope&) = delete;
+  capture_scope& operator=(const capture_scope&) = delete;
+  ~capture_scope() { current_capture_observer() = prev_; }
+
+ private:
+  capture_observer* prev_;
+};
+
+/// Runs a tile kernel's body on the host: the planning pass (sizing: for_each bodies are
+/// skipped), the validation dry run and checked mode (every logical thread runs, one after
+/// another). Implemented in backends/checked.hpp.
+class host_context {
+ public:
+  virtual ~host_context() = default;
+  /// True in the planning pass: for_each bodies are skipped, only allocations and barriers
+  /// are recorded.
+  virtual bool sizing() const = 0;
+  /// A tile_static allocation; returns host storage (nullptr when sizing) and the buffer id
+  /// used by access().
+  virtual void* allocate_static(const buffer_desc& d, int& id) = 0;
+  /// A tile_local declaration: returns host storage for one U per logical thread (nullptr when
+  /// sizing).
+  virtual void* allocate_local(const buffer_desc& d) = 0;
+  /// A tile_static element access.
+  virtual void access(int id, index_type linear, access_kind k) = 0;
+  /// An index outside buffer `id`'s extent: throws bounds_error.
+  virtual void out_of_bounds(int id, const index_type* idx, int rank) = 0;
+  /// A tile barrier (from tile-uniform code, or — a misuse — from inside for_each).
+  virtual void barrier(fence_kind f) = 0;
+  /// A free-standing fence (tile_static_memory_fence, ...).
+  virtual void fence(fence_kind f) = 0;
+  /// Why the next barrier is there (Tier 2 programs say which hazard it resolves): the hazard
+  /// ("read-after-write", ...), the buffer it is on and the phase it comes before ("load",
+  /// "compute", "store"). All three are static strings (the planning pass keeps the pointers).
+  virtual void barrier_reason(const char* /*hazard*/, const char* /*buffer*/,
+                              const char* /*phase*/) {}
+  /// A for_each phase begins (true) or ends (false).
+  virtual void phase_scope(bool begin) = 0;
+  /// The logical thread now running (row-major local rank), or -1 for code outside for_each.
+  virtual void set_thread(int linear) = 0;
+  /// An atomic operation on `p` (global memory seen through a global_hook).
+  virtual void atomic_global(void*) {}
+};
+
+/// The host context running a kernel on this thread (checked mode, dry run), for code that
+/// receives a plain pointer (atomics on global memory).
+inline host_context*& current_host_context() {
+  static thread_local host_context* current = nullptr;
+  return current;
 }
 
 }  // namespace tessera::impl

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <tessera/dsl/config.hpp>
+#include <tessera/dsl/errors.hpp>
 
 #include <string>
 
@@ -36,6 +37,17 @@ class scope_guard {
  private:
   bool owns_ = false;
 };
+
+namespace impl {
+/// Throws usage_error naming `fn` unless the Kokkos runtime is running (a launch or allocation
+/// before a scope_guard exists, or after it ended).
+inline void require_runtime(const char* fn) {
+  if (!Kokkos::is_initialized())
+    throw usage_error(std::string(fn) +
+                      ": the Kokkos runtime is not running; create a tessera::scope_guard (or "
+                      "call Kokkos::initialize) first, and launch nothing after it ends");
+}
+}  // namespace impl
 
 /// Name of the Kokkos execution space Tessera launches on ("Serial", "OpenMP", "Cuda", ...).
 inline std::string backend_name() {

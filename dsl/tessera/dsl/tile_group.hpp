@@ -1,10 +1,11 @@
 /// \file tile_group.hpp
 /// \brief The tile-kernel vocabulary (Tier 0): `tile_group<T...>` with `tile_static<U>()`,
-///        `tile_local<U>(init)`, `for_each`, and `barrier` with C++ AMP's four wait variants.
+///        `tile_local<U>(init)`, `for_each`, `barrier` with C++ AMP's four wait variants, and
+///        the free-standing fences.
 ///
 /// A kernel body runs once per tile and is written as phases separated by barriers:
 /// \code
-///   tessera::parallel_for_each(m.extent.tile<2, 2>(), [=](tessera::tile_group<2, 2>& g) {
+///   tessera::parallel_for_each(m.extent.tile<2, 2>(), TESSERA_KERNEL(tessera::tile_group<2, 2>& g) {
 ///     auto vals = g.tile_static<float[2][2]>("vals");            // team scratch
 ///     g.for_each([&](const tessera::tiled_index<2, 2>& t) {      // one logical thread each
 ///       vals(t.local[0], t.local[1]) = m[t.global];
@@ -14,12 +15,14 @@
 ///   });
 /// \endcode
 /// Code outside for_each is tile-uniform: it may declare tile_static/tile_local storage, loop,
-/// and call for_each and barriers, but must not touch global memory (on GPUs every team member
-/// runs it; on CPUs it runs once per tile; the planning pass runs it once on the host).
+/// and call for_each, barriers and fences, but must not touch global memory (on GPUs every team
+/// member runs it; on CPUs it runs once per tile; the planning pass runs it on the host). A
+/// barrier, a tile_static allocation or a for_each inside for_each is a usage_error, found by
+/// the launch's validation dry run before any kernel runs.
 #pragma once
 
-#include <tessera/backends/traits.hpp>
 #include <tessera/dsl/host_context.hpp>
+#include <tessera/dsl/tile_mapping.hpp>
 #include <tessera/dsl/tiled_extent.hpp>
 
 #include <type_traits>
@@ -38,7 +41,22 @@ namespace impl {
   do {                              \
   } while (0)
 #endif
+/// Fast mode met a misuse the validation dry run did not see (a barrier or tile_static
+/// allocation inside for_each that the dry run's tile did not reach): stop loudly rather than
+/// deadlock or corrupt scratch memory.
+TESSERA_INLINE void misuse_in_kernel(const char* what) { Kokkos::abort(what); }
 }  // namespace impl
+
+/// A pointer to a tile_static element as taken by `&s(i)`: what C++ AMP's atomic functions
+/// receive for tile_static memory (checked mode records the access as atomic).
+template <class E>
+struct tile_static_pointer {
+  E* p;
+  impl::host_context* ctx;
+  int buf;
+  index_type linear;
+  TESSERA_FORCEINLINE E& operator*() const { return *p; }
+};
 
 /// A reference to one tile_static element. Reads and writes go straight to team scratch; in
 /// checked mode they are also recorded (so keep it as a temporary: `float x = s(i, j);`).
@@ -50,22 +68,24 @@ struct tile_static_element {
   index_type linear;
 
   TESSERA_FORCEINLINE operator E() const {
-    TESSERA_HOST_HOOK(ctx, access(buf, linear, false));
+    TESSERA_HOST_HOOK(ctx, access(buf, linear, impl::access_kind::read));
     return *p;
   }
   TESSERA_FORCEINLINE E get() const { return static_cast<E>(*this); }
   TESSERA_FORCEINLINE const tile_static_element& operator=(const E& v) const {
-    TESSERA_HOST_HOOK(ctx, access(buf, linear, true));
+    TESSERA_HOST_HOOK(ctx, access(buf, linear, impl::access_kind::write));
     *p = v;
     return *this;
   }
   TESSERA_FORCEINLINE const tile_static_element& operator=(const tile_static_element& o) const {
     return *this = o.get();
   }
+  /// `&s(i)`: the element's address for atomic functions.
+  TESSERA_FORCEINLINE tile_static_pointer<E> operator&() const { return {p, ctx, buf, linear}; }
 #define TESSERA_COMPOUND(op)                                                     \
   TESSERA_FORCEINLINE const tile_static_element& operator op(const E& v) const { \
-    TESSERA_HOST_HOOK(ctx, access(buf, linear, false));                          \
-    TESSERA_HOST_HOOK(ctx, access(buf, linear, true));                           \
+    TESSERA_HOST_HOOK(ctx, access(buf, linear, impl::access_kind::read));        \
+    TESSERA_HOST_HOOK(ctx, access(buf, linear, impl::access_kind::write));       \
     *p op v;                                                                     \
     return *this;                                                                \
   }
@@ -74,11 +94,14 @@ struct tile_static_element {
   TESSERA_COMPOUND(*=)
   TESSERA_COMPOUND(/=)
 #undef TESSERA_COMPOUND
+  TESSERA_FORCEINLINE const tile_static_element& operator++() const { return *this += E(1); }
+  TESSERA_FORCEINLINE const tile_static_element& operator--() const { return *this -= E(1); }
 };
 
 /// Handle to a tile_static buffer of type U (a scalar or a C array such as float[16][16]):
-/// one copy per tile in Kokkos team scratch. Index with `s(i, j)`, `s[index]`, or `s()` for a
-/// scalar. In checked mode indices are bounds-checked (bounds_error) and accesses recorded.
+/// one copy per tile in Kokkos team scratch. Index with `s(i, j)`, `s[index]`, AMP's chained
+/// `s[i][j]`, or use `s` itself for a scalar. In checked mode indices are bounds-checked
+/// (bounds_error) and accesses recorded.
 template <class U>
 class tile_static_ref {
  public:
@@ -122,6 +145,10 @@ class tile_static_ref {
     (*this)() += static_cast<element_type>(v);
     return *this;
   }
+  /// `&total` of a scalar buffer: its address for atomic functions.
+  TESSERA_FORCEINLINE tile_static_pointer<element_type> operator&() const requires(rank == 0) {
+    return &(*this)();
+  }
   /// Raw pointer to the buffer (row-major); accesses through it are not checked.
   TESSERA_INLINE element_type* data() const { return p_; }
   static constexpr index_type size() { return sizeof(U) / sizeof(element_type); }
@@ -157,7 +184,7 @@ class tile_static_ref {
     }
     return {p_ + lin, ctx_, id_, lin};
   }
-  static constexpr index_type dim(int d) {
+  TESSERA_INLINE static constexpr index_type dim(int d) {
     constexpr index_type dims[3] = {std::extent_v<U, 0>, std::extent_v<U, 1>, std::extent_v<U, 2>};
     return dims[d];
   }
@@ -167,19 +194,34 @@ class tile_static_ref {
 };
 
 /// Per-logical-thread storage that survives barriers: `auto acc = g.tile_local<float>(0.f);`
-/// then `acc(t) += ...` inside for_each. A register per team member on GPUs, a U[L] array
-/// (L = logical threads per tile) on CPUs and in checked mode.
-template <class U, int L>
+/// then `acc(t) += ...` inside for_each. One U per team member on GPUs (a register: the member
+/// is the logical thread), a U[L] array (L = logical threads per tile) on CPUs, host storage in
+/// checked mode. The launch checks the total against the backend's limit (resource_error).
+template <class U, int L, int Slots>
 class tile_local_ref {
+  static_assert(std::is_default_constructible_v<U> && std::is_trivially_destructible_v<U>,
+                "tile_group::tile_local<U>: U must be default-constructible and trivially "
+                "destructible");
+
  public:
-  TESSERA_INLINE tile_local_ref(const U& init, bool per_thread_slots)
-      : per_thread_(per_thread_slots) {
-    const int n = per_thread_ ? L : 1;
-    for (int i = 0; i < n; ++i) v_[i] = init;
+  TESSERA_INLINE tile_local_ref(const U& init, U* host_slots) : host_(host_slots) {
+#ifndef TESSERA_DEVICE_PASS
+    if (host_) {
+      for (int i = 0; i < L; ++i) host_[i] = init;
+      return;
+    }
+#endif
+    for (int i = 0; i < Slots; ++i) v_[i] = init;
   }
   template <class TI>
   TESSERA_FORCEINLINE U& operator()(const TI& t) {
-    return v_[per_thread_ ? t.local_linear() : 0];
+#ifndef TESSERA_DEVICE_PASS
+    if (host_) return host_[t.local_linear()];
+#endif
+    if constexpr (Slots == 1)
+      return v_[0];
+    else
+      return v_[t.local_linear()];
   }
   template <class TI>
   TESSERA_FORCEINLINE U& operator[](const TI& t) {
@@ -187,17 +229,22 @@ class tile_local_ref {
   }
 
  private:
-  bool per_thread_;
-  U v_[L];
+  U* host_;
+  U v_[Slots];
 };
 
+template <class Space, int... T>
+class basic_tile_group;
+
 /// C++ AMP's tile_barrier: every logical thread of the tile waits here, and memory accesses
-/// are ordered by the chosen fence. In a tessera kernel a barrier separates two for_each
+/// are ordered by the chosen fence. In a Tessera kernel a barrier separates two for_each
 /// phases; it is called from tile-uniform code (never inside for_each).
-class tile_barrier {
+/// \tparam Space the execution space of the launch (tessera::tile_barrier: the default one)
+template <class Space>
+class basic_tile_barrier {
  public:
-  using member_type = Kokkos::TeamPolicy<Kokkos::DefaultExecutionSpace>::member_type;
-  TESSERA_INLINE tile_barrier(const member_type* team, impl::host_context* ctx)
+  using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
+  TESSERA_INLINE basic_tile_barrier(const member_type* team, impl::host_context* ctx)
       : team_(team), ctx_(ctx) {}
   /// Barrier with a fence on global and tile_static memory.
   TESSERA_INLINE void wait() const { sync(impl::fence_kind::all_memory); }
@@ -211,8 +258,23 @@ class tile_barrier {
   TESSERA_INLINE void wait_with_tile_static_memory_fence() const {
     sync(impl::fence_kind::tile_static_memory);
   }
+  /// A fence without waiting (see all_memory_fence()).
+  TESSERA_INLINE void fence(impl::fence_kind f) const {
+#ifndef TESSERA_DEVICE_PASS
+    if (ctx_) {
+      ctx_->fence(f);
+      return;
+    }
+#endif
+    if (in_phase_)
+      impl::tile_mapping<Space>::thread_fence(f);
+    else
+      impl::tile_mapping<Space>::fence(*team_, f);
+  }
 
  private:
+  template <class, int...>
+  friend class basic_tile_group;
   TESSERA_INLINE void sync(impl::fence_kind f) const {
 #ifndef TESSERA_DEVICE_PASS
     if (ctx_) {
@@ -220,49 +282,73 @@ class tile_barrier {
       return;
     }
 #endif
-    if constexpr (default_backend_traits::thread_per_logical) {
-      // team_barrier() orders team scratch; global memory needs an explicit fence first.
-      if (f != impl::fence_kind::tile_static_memory) Kokkos::memory_fence();
-      team_->team_barrier();
-    } else {
-      // One team member runs the whole tile: program order already orders every access.
-      (void)f;
-    }
+    if (in_phase_) impl::misuse_in_kernel("tessera: tile barrier inside for_each (divergent barrier)");
+    impl::tile_mapping<Space>::barrier(*team_, f);
   }
   const member_type* team_;
   impl::host_context* ctx_;
+  mutable bool in_phase_ = false;
 };
 
+/// The barrier type of tile kernels on the default execution space (C++ AMP's tile_barrier).
+using tile_barrier = basic_tile_barrier<execution_space>;
+
+/// Free-standing fences (C++ AMP): order the calling code's accesses to the named memory
+/// without waiting. From tile-uniform code (between two for_each phases) a fence is a phase
+/// boundary for the memory it names — on GPUs every logical thread passes it together — so
+/// warp-synchronous reduction tails written as phases are correct; checked mode then orders
+/// only accesses to that memory. Inside for_each it orders this logical thread's own accesses
+/// and synchronizes nothing.
+template <class Space>
+TESSERA_INLINE void all_memory_fence(const basic_tile_barrier<Space>& b) {
+  b.fence(impl::fence_kind::all_memory);
+}
+template <class Space>
+TESSERA_INLINE void global_memory_fence(const basic_tile_barrier<Space>& b) {
+  b.fence(impl::fence_kind::global_memory);
+}
+template <class Space>
+TESSERA_INLINE void tile_static_memory_fence(const basic_tile_barrier<Space>& b) {
+  b.fence(impl::fence_kind::tile_static_memory);
+}
+
 /// One tile of a tiled launch, as seen by the kernel body. Created by parallel_for_each.
+/// \tparam Space execution space of the launch (tessera::tile_group: the default one)
 /// \tparam T tile sizes (T0[,T1[,T2]])
-template <int... T>
-class tile_group {
+template <class Space, int... T>
+class basic_tile_group {
+  using mapping = impl::tile_mapping<Space>;
+
  public:
   static constexpr int rank = sizeof...(T);
   static constexpr int tile_size = (T * ...);
-  using member_type = Kokkos::TeamPolicy<Kokkos::DefaultExecutionSpace>::member_type;
+  using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
   using index_t = tiled_index<T...>;
+  using barrier_type = basic_tile_barrier<Space>;
 
-  tile_barrier barrier;     ///< `g.barrier.wait()` and the three fence variants
+  barrier_type barrier;     ///< `g.barrier.wait()` and the three fence variants
   index<rank> tile;         ///< this tile's coordinates
   index<rank> tile_origin;  ///< global index of the tile's first element
 
-  /// Fast mode (inside a Kokkos team). \pre scratch holds the planned tile_static bytes.
-  TESSERA_INLINE tile_group(const member_type& team, char* scratch, const index<rank>& tile_,
-                            const index<rank>& origin)
+  /// Fast mode (inside a Kokkos team). \pre scratch holds `scratch_bytes` planned bytes.
+  TESSERA_INLINE basic_tile_group(const member_type& team, char* scratch,
+                                  std::size_t scratch_bytes, const index<rank>& tile_,
+                                  const index<rank>& origin)
       : barrier(&team, nullptr),
         tile(tile_),
         tile_origin(origin),
         team_(&team),
         scratch_(scratch),
+        planned_(scratch_bytes),
         ctx_(nullptr) {}
-  /// Host mode (planning pass or checked mode).
-  tile_group(impl::host_context* ctx, const index<rank>& tile_, const index<rank>& origin)
+  /// Host mode (planning pass, validation dry run, checked mode).
+  basic_tile_group(impl::host_context* ctx, const index<rank>& tile_, const index<rank>& origin)
       : barrier(nullptr, ctx),
         tile(tile_),
         tile_origin(origin),
         team_(nullptr),
         scratch_(nullptr),
+        planned_(0),
         ctx_(ctx) {}
 
   /// Allocates a tile_static buffer of type U (scalar or C array, e.g. `float[16][16]`):
@@ -272,30 +358,31 @@ class tile_group {
   template <class U>
   TESSERA_INLINE tile_static_ref<U> tile_static(const char* name = nullptr) {
     using E = std::remove_all_extents_t<U>;
-    constexpr std::size_t align = alignof(E) > 64 ? alignof(E) : 64;
-    const std::size_t off = (offset_ + align - 1) / align * align;
+    const std::size_t off = impl::scratch_offset(offset_, alignof(E));
     offset_ = off + sizeof(U);
 #ifndef TESSERA_DEVICE_PASS
     if (ctx_) {
       int id = 0;
-      void* p = ctx_->allocate_static(impl::describe_buffer<U>(name, "tile_static", seq_++), id);
+      void* p = ctx_->allocate_static(impl::describe_buffer<U>(name), id);
       return tile_static_ref<U>(static_cast<E*>(p), ctx_, id);
     }
 #endif
     (void)name;
+    if (barrier.in_phase_ || offset_ > planned_)
+      impl::misuse_in_kernel("tessera: tile_static allocation inside for_each or beyond the plan");
     return tile_static_ref<U>(reinterpret_cast<E*>(scratch_ + off), nullptr, 0);
   }
 
   /// Per-logical-thread storage initialised to `init`, alive across barriers.
   template <class U>
-  TESSERA_INLINE tile_local_ref<U, tile_size> tile_local(const U& init,
-                                                         const char* name = nullptr) {
+  TESSERA_INLINE tile_local_ref<U, tile_size, mapping::template local_slots<tile_size>> tile_local(
+      const U& init, const char* name = nullptr) {
+    U* host = nullptr;
 #ifndef TESSERA_DEVICE_PASS
-    if (ctx_) ctx_->declare_local(impl::describe_buffer<U>(name, "tile_local", local_seq_++));
+    if (ctx_) host = static_cast<U*>(ctx_->allocate_local(impl::describe_buffer<U>(name)));
 #endif
     (void)name;
-    return tile_local_ref<U, tile_size>(
-        init, ctx_ != nullptr || !default_backend_traits::thread_per_logical);
+    return tile_local_ref<U, tile_size, mapping::template local_slots<tile_size>>(init, host);
   }
 
   /// Runs f(tiled_index) once for every logical thread of the tile (one phase). Logical threads
@@ -307,50 +394,29 @@ class tile_group {
                   "tile_group::for_each: the body must be callable as f(const tiled_index<T...>&)");
 #ifndef TESSERA_DEVICE_PASS
     if (ctx_) {
-      if (ctx_->sizing()) return;
-      for (int l = 0; l < tile_size; ++l) {
-        ctx_->set_thread(l);
-        f(make_index(l));
+      ctx_->phase_scope(true);
+      if (!ctx_->sizing()) {
+        for (int l = 0; l < tile_size; ++l) {
+          ctx_->set_thread(l);
+          f(make_index(l));
+        }
+        ctx_->set_thread(-1);
       }
-      ctx_->set_thread(-1);
+      ctx_->phase_scope(false);
       return;
     }
 #endif
-    if constexpr (default_backend_traits::thread_per_logical) {
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(*team_, tile_size),
-                           [&](int l) { f(make_index(l)); });
-    } else {
-      // CPU: the team has one member, so a phase is a loop nest in program order. Its logical
-      // threads are independent (a conflict is a race), hence the innermost loop is marked
-      // dependence-free for the vectorizer.
-      constexpr int d[3] = {T...};
-      if constexpr (rank == 1) {
-        TESSERA_IVDEP
-        for (int i0 = 0; i0 < d[0]; ++i0) f(make_index(i0));
-      } else if constexpr (rank == 2) {
-        for (int i0 = 0; i0 < d[0]; ++i0) {
-          TESSERA_IVDEP
-          for (int i1 = 0; i1 < d[1]; ++i1) f(make_index(i0, i1));
-        }
-      } else {
-        for (int i0 = 0; i0 < d[0]; ++i0)
-          for (int i1 = 0; i1 < d[1]; ++i1) {
-            TESSERA_IVDEP
-            for (int i2 = 0; i2 < d[2]; ++i2) f(make_index(i0, i1, i2));
-          }
-      }
-    }
+    barrier.in_phase_ = true;
+    mapping::template for_each<T...>(*team_,
+                                     [&](const index<rank>& local) { f(make_local(local)); });
+    barrier.in_phase_ = false;
   }
 
   /// The host context in the planning pass and checked mode (nullptr in kernels).
-  TESSERA_INLINE impl::host_context* host_context() const {
-    return ctx_;
-  }
+  TESSERA_INLINE impl::host_context* host_context() const { return ctx_; }
 
   /// Scratch bytes this tile has allocated so far (after the body: the kernel's total).
-  TESSERA_INLINE std::size_t scratch_bytes() const {
-    return offset_;
-  }
+  TESSERA_INLINE std::size_t scratch_bytes() const { return offset_; }
 
  private:
   TESSERA_FORCEINLINE index_t make_index(int linear) const {
@@ -361,11 +427,6 @@ class tile_group {
       return make_local(index<2>(linear / d[1], linear % d[1]));
     else
       return make_local(index<3>(linear / (d[1] * d[2]), (linear / d[2]) % d[1], linear % d[2]));
-  }
-  template <class... I>
-  requires(sizeof...(I) == rank && sizeof...(I) > 1) TESSERA_FORCEINLINE index_t make_index(I... l)
-  const {
-    return make_local(index<rank>(l...));
   }
   TESSERA_FORCEINLINE index_t make_local(const index<rank>& local) const {
     index_t t;
@@ -378,10 +439,14 @@ class tile_group {
 
   const member_type* team_;
   char* scratch_;
+  std::size_t planned_;
   impl::host_context* ctx_;
   std::size_t offset_ = 0;
-  int seq_ = 0;
-  int local_seq_ = 0;
 };
+
+/// The tile of a tile kernel on the default execution space: kernels take
+/// `tessera::tile_group<T...>&`.
+template <int... T>
+using tile_group = basic_tile_group<execution_space, T...>;
 
 }  // namespace tessera

@@ -1,6 +1,7 @@
 /// \file tiled_extent.hpp
 /// \brief `tiled_extent<T0[,T1[,T2]]>` (an extent split into compile-time tiles, with C++ AMP's
 ///        pad() and truncate()) and `tiled_index<T...>` (one logical thread's coordinates).
+///        Every member is callable in kernels of every backend.
 #pragma once
 
 #include <tessera/dsl/index.hpp>
@@ -12,13 +13,19 @@ template <int... T>
 constexpr bool positive_tiles() {
   return ((T > 0) && ...);
 }
+template <int K, int... T>
+constexpr int tile_dim() {
+  constexpr int d[] = {T..., 0, 0};
+  return K < int(sizeof...(T)) ? d[K] : 0;
+}
 }  // namespace impl
 
 /// An extent split into tiles of T0 (x T1 (x T2)) points, the tile sizes fixed at compile time.
 /// A launch runs one tile per Kokkos team (league size = number of tiles).
 /// Semantics follow C++ AMP: `extent<2>(999,666).tile<16,16>()` keeps the extent (999,666);
 /// `.pad()` rounds every extent up to a tile multiple, (1008,672); `.truncate()` rounds it
-/// down, (992,656). Launching an extent that is not a tile multiple throws shape_error.
+/// down, (992,656). Launching an extent that is not a tile multiple throws shape_error, as
+/// does a negative extent (pad() and truncate() leave negative extents negative).
 /// \tparam T tile sizes per dimension, each > 0 (checked at compile time); rank = sizeof...(T)
 template <int... T>
 class tiled_extent : public extent<sizeof...(T)> {
@@ -29,53 +36,72 @@ class tiled_extent : public extent<sizeof...(T)> {
 
  public:
   static constexpr int rank = sizeof...(T);
-  static constexpr int tile_dims[rank] = {T...};
+  using base = extent<rank>;
+  /// C++ AMP's tile_dim0, tile_dim1, tile_dim2 (0 beyond the rank).
+  static constexpr int tile_dim0 = impl::tile_dim<0, T...>();
+  static constexpr int tile_dim1 = impl::tile_dim<1, T...>();
+  static constexpr int tile_dim2 = impl::tile_dim<2, T...>();
   /// Logical threads per tile (T0*T1*T2).
   static constexpr int tile_size = (T * ...);
-  using base = extent<rank>;
+  /// The tile shape as a value, e.g. (16,16) (C++ AMP's tile_extent).
+  static constexpr base tile_extent = base(T...);
 
   constexpr tiled_extent() = default;
-  constexpr explicit tiled_extent(const base& e) : base(e) {}
+  TESSERA_INLINE constexpr explicit tiled_extent(const base& e) : base(e) {}
 
-  /// The tile shape as an extent, e.g. (16,16).
-  static constexpr base tile_extent() { return base(T...); }
+  /// The tile shape (same as tile_extent).
+  TESSERA_INLINE static constexpr base get_tile_extent() { return base(T...); }
+  /// The extent itself (C++ AMP's get_extent of a tiled_extent).
+  TESSERA_INLINE constexpr base get_extent() const { return *this; }
 
   /// Every extent rounded up to a multiple of its tile size. Tiles past the original extent
   /// hold logical threads whose global index lies outside it: use guarded_read/guarded_write.
-  constexpr tiled_extent pad() const {
+  TESSERA_INLINE constexpr tiled_extent pad() const {
     tiled_extent r(*this);
-    for (int d = 0; d < rank; ++d) r[d] = (r[d] + tile_dims[d] - 1) / tile_dims[d] * tile_dims[d];
+    constexpr int dims[rank] = {T...};
+    for (int d = 0; d < rank; ++d)
+      if (r[d] > 0) r[d] = (r[d] + dims[d] - 1) / dims[d] * dims[d];
     return r;
   }
   /// Every extent rounded down to a multiple of its tile size; the remainder is not covered by
   /// the launch and must be handled by the caller (e.g. by the last tiles, or a second launch).
-  constexpr tiled_extent truncate() const {
+  TESSERA_INLINE constexpr tiled_extent truncate() const {
     tiled_extent r(*this);
-    for (int d = 0; d < rank; ++d) r[d] = r[d] / tile_dims[d] * tile_dims[d];
+    constexpr int dims[rank] = {T...};
+    for (int d = 0; d < rank; ++d)
+      if (r[d] > 0) r[d] = r[d] / dims[d] * dims[d];
     return r;
   }
-  /// True when every extent is a multiple of its tile size (a launchable extent).
-  constexpr bool is_even() const {
+  /// True when every extent is a non-negative multiple of its tile size (a launchable extent).
+  TESSERA_INLINE constexpr bool is_even() const {
+    constexpr int dims[rank] = {T...};
     for (int d = 0; d < rank; ++d)
-      if ((*this)[d] % tile_dims[d] != 0) return false;
+      if ((*this)[d] < 0 || (*this)[d] % dims[d] != 0) return false;
     return true;
   }
   /// Number of tiles along each dimension (rounded down).
-  constexpr base tile_counts() const {
+  TESSERA_INLINE constexpr base tile_counts() const {
+    constexpr int dims[rank] = {T...};
     base c;
-    for (int d = 0; d < rank; ++d) c[d] = (*this)[d] / tile_dims[d];
+    for (int d = 0; d < rank; ++d) c[d] = (*this)[d] / dims[d];
     return c;
   }
   /// Number of tiles (the league size of a launch).
-  constexpr index_type tile_count() const { return tile_counts().size(); }
+  TESSERA_INLINE constexpr index_type tile_count() const { return tile_counts().size(); }
 };
 
 /// The coordinates of one logical thread in a tiled launch.
-/// `global = tile_origin + local`, `tile_origin = tile * tile_extent`.
+/// `global = tile_origin + local`, `tile_origin = tile * tile_extent`. Converts to
+/// `index<rank>` (the global index), so `a[t]` reads a's element at t.global, as in C++ AMP.
 template <int... T>
 struct tiled_index {
   static constexpr int rank = sizeof...(T);
   static constexpr int tile_size = (T * ...);
+  static constexpr int tile_dim0 = impl::tile_dim<0, T...>();
+  static constexpr int tile_dim1 = impl::tile_dim<1, T...>();
+  static constexpr int tile_dim2 = impl::tile_dim<2, T...>();
+  /// The tile shape as a value.
+  static constexpr extent<rank> tile_extent = extent<rank>(T...);
   index<rank> global;       ///< position in the (padded) compute domain
   index<rank> local;        ///< position inside the tile, 0 <= local[d] < T_d
   index<rank> tile;         ///< which tile
@@ -87,8 +113,10 @@ struct tiled_index {
     for (int d = 0; d < rank; ++d) r = r * dims[d] + static_cast<int>(local[d]);
     return r;
   }
-  /// The tile shape as an extent.
-  static constexpr extent<rank> tile_extent() { return extent<rank>(T...); }
+  /// The global index (C++ AMP's implicit conversion of a tiled_index).
+  TESSERA_INLINE constexpr operator index<rank>() const { return global; }
+  /// The tile shape (same as tile_extent).
+  TESSERA_INLINE static constexpr extent<rank> get_tile_extent() { return extent<rank>(T...); }
 };
 
 }  // namespace tessera

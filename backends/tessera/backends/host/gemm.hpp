@@ -22,6 +22,8 @@
 /// later ones add, and the last one applies the epilogue (exactly once per element).
 #pragma once
 
+#include <tessera/codegen/passes/mapping.hpp>
+#include <tessera/codegen/plan_cache.hpp>
 #include <tessera/dsl/config.hpp>
 #include <tessera/dsl/errors.hpp>
 
@@ -31,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -116,13 +119,13 @@ struct simd_type<T, 1> {
 };
 
 template <class V, class T>
-TESSERA_FORCEINLINE V load(const T* p) {
+TESSERA_HOST_FORCEINLINE V load(const T* p) {
   V v;
   std::memcpy(&v, p, sizeof(V));
   return v;
 }
 template <class V, class T>
-TESSERA_FORCEINLINE void store(T* p, const V& v) {
+TESSERA_HOST_FORCEINLINE void store(T* p, const V& v) {
   std::memcpy(p, &v, sizeof(V));
 }
 
@@ -146,28 +149,28 @@ TESSERA_GEMM_KERNEL_ATTR inline void micro_kernel(index_type kc, const T* __rest
     __builtin_prefetch(c + r * ldc + n - 1, 1, 3);
   }
   V acc[MR][NV];
-#pragma GCC unroll 32
+TESSERA_GCC_UNROLL(32)
   for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 8
+TESSERA_GCC_UNROLL(8)
     for (int v = 0; v < NV; ++v) acc[r][v] = V{};
-#pragma GCC unroll 2
+TESSERA_GCC_UNROLL(2)
   for (index_type k = 0; k < kc; ++k) {
     V bv[NV];
-#pragma GCC unroll 8
+TESSERA_GCC_UNROLL(8)
     for (int v = 0; v < NV; ++v) bv[v] = load<V>(b + v * W);
-#pragma GCC unroll 32
+TESSERA_GCC_UNROLL(32)
     for (int r = 0; r < MR; ++r) {
       const T ar = a[r];
-#pragma GCC unroll 8
+TESSERA_GCC_UNROLL(8)
       for (int v = 0; v < NV; ++v) acc[r][v] += ar * bv[v];
     }
     a += MR;
     b += NR;
   }
   if (m == MR && n == NR && !finish) {
-#pragma GCC unroll 32
+TESSERA_GCC_UNROLL(32)
     for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 8
+TESSERA_GCC_UNROLL(8)
       for (int v = 0; v < NV; ++v) {
         T* p = c + r * ldc + v * W;
         store(p, accumulate ? acc[r][v] + load<V>(p) : acc[r][v]);
@@ -175,9 +178,9 @@ TESSERA_GEMM_KERNEL_ATTR inline void micro_kernel(index_type kc, const T* __rest
     return;
   }
   alignas(64) T tile[MR * NR];
-#pragma GCC unroll 32
+TESSERA_GCC_UNROLL(32)
   for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 8
+TESSERA_GCC_UNROLL(8)
     for (int v = 0; v < NV; ++v) store(tile + r * NR + v * W, acc[r][v]);
   for (int r = 0; r < m; ++r) {
     T* const cr = c + r * ldc;
@@ -200,7 +203,7 @@ inline void pack_a(index_type mb, index_type kb, const T* a, index_type lda, T* 
     for (int r = 0; r < MR; ++r) rows[r] = a + (i0 + (r < m ? r : 0)) * lda;
     if (m == MR) {
       for (index_type k = 0; k < kb; ++k)
-#pragma GCC unroll 32
+TESSERA_GCC_UNROLL(32)
         for (int r = 0; r < MR; ++r) dst[k * MR + r] = rows[r][k];
     } else {
       for (index_type k = 0; k < kb; ++k)
@@ -251,8 +254,6 @@ inline cache_sizes host_caches() {
   return c;
 }
 
-using host_space = Kokkos::DefaultHostExecutionSpace;
-
 inline void check_blocking(const char* fn, const gemm_blocking& b) {
   if (b.mc <= 0 || b.kc <= 0 || b.nc <= 0)
     throw shape_error(std::string(fn) + ": blocking " + describe(b) + " must be positive");
@@ -289,14 +290,26 @@ gemm_blocking default_blocking() {
   return {int(mc), int(kc), int(nc), S::MR, S::NR};
 }
 
-/// C = ep(A * B): cache-blocked, packed, register-blocked matrix multiply on the host
-/// execution space (Kokkos::DefaultHostExecutionSpace: Serial or OpenMP threads).
+/// The launch parameters of gemm for C(M x N) = A(M x K) B(K x N) with blocking `blk` on
+/// `threads` threads (codegen::plan_gemm: what the plan of a Tier 1 matmul shows).
+template <class T>
+codegen::gemm_params plan(index_type M, index_type N, index_type K, const gemm_blocking& blk,
+                          int threads) {
+  using S = impl::micro_tile<T>;
+  using team_policy = Kokkos::TeamPolicy<Kokkos::DefaultHostExecutionSpace>;
+  return codegen::plan_gemm(M, N, K, blk.mc, blk.kc, blk.nc, S::MR, S::NR, threads,
+                            std::size_t(team_policy::scratch_size_max(1)), sizeof(T));
+}
+
+/// C = ep(A * B): cache-blocked, packed, register-blocked matrix multiply on a host execution
+/// space (Serial or OpenMP), launched exactly as the plan `p` says.
 ///
 /// \tparam T float or double
 /// \tparam Epilogue callable as `T ep(index_type i, index_type j, T acc)`; its result is stored
 ///         to C(i, j). Called exactly once per element of C, after the full-K accumulation,
 ///         possibly concurrently from several host threads (must be thread-safe; may read
 ///         other memory, not C). Identity: `[](auto, auto, T v) { return v; }`.
+/// \param exec [in] the host execution space instance the launches go to
 /// \param M, N, K [in] C is M x N, A is M x K, B is K x N (elements; any may be 0; K == 0
 ///        gives C(i, j) = ep(i, j, 0))
 /// \param A [in] row-major, A(i, k) = A[i * lda + k]; lda >= K
@@ -304,29 +317,25 @@ gemm_blocking default_blocking() {
 /// \param C [out] row-major, C(i, j) = C[i * ldc + j]; ldc >= N; its prior contents are
 ///        ignored. @pre C does not overlap A or B.
 /// \param ep [in] the epilogue
-/// \param blk [in] cache blocking (default_blocking<T>(), tuned_blocking<T>() or your own);
-///        mc and nc are rounded up to multiples of MR and NR, kc is capped so the packed A
-///        block fits team scratch level 1.
-/// \throws shape_error negative M, N or K; lda < K, ldb < N or ldc < N; a blocking value <= 0.
+/// \param p [in] launch parameters (plan<T>(M, N, K, blocking, threads)); mc, nc multiples of
+///        MR, NR; the packed mc x kc block fits scratch level 1
+/// \throws shape_error negative M, N or K; lda < K, ldb < N or ldc < N; blocking values <= 0.
 ///         Thrown before anything is read or written.
-/// \throws resource_error more than INT_MAX / 64 row blocks (M / mc), before anything runs.
+/// \throws resource_error more than INT_MAX / 64 row blocks, before anything runs.
 ///
 /// Execution: for each (jc, pc) block, one Kokkos::parallel_for packs the kc x nc panel of B
-/// into a buffer shared by all threads, and a second one (TeamPolicy, one team per mc-row
-/// block of C, team size 1) packs each team's A block into its team scratch (level 1) and runs
-/// the micro-kernel over its block of C. Teams never wait on each other. Team scratch is used
-/// for the A blocks rather than views indexed by thread id: Kokkos keeps a scratch arena per
-/// host thread that is reused across launches (no allocation after the first call) and the
-/// thread-id query differs between Kokkos 3.4 and 4.x. With several threads, mc is lowered so
-/// that M splits into a multiple of the thread count of equal row blocks; when M is too small
-/// for one block per thread, each row block is also split over column ranges.
-/// Returns after a fence: C is complete.
+/// into a buffer shared by all threads, and a second one (TeamPolicy, p.m_blocks * p.splits
+/// teams of one member) packs each team's A block into its team scratch (level 1) and runs
+/// the micro-kernel over its block of C. Teams never wait on each other. The summation order
+/// depends only on the blocking, so equal inputs, blocking and thread count give equal bits.
+/// Returns after a fence of `exec`: C is complete.
 ///
 /// Source: Goto & van de Geijn 2008, "Anatomy of high-performance matrix multiplication"; the
 /// micro-kernel and packing layout follow BLIS (Van Zee & van de Geijn 2015).
-template <class T, class Epilogue>
-void gemm(index_type M, index_type N, index_type K, const T* A, index_type lda, const T* B,
-          index_type ldb, T* C, index_type ldc, const Epilogue& ep, gemm_blocking blk) {
+template <class T, class Space, class Epilogue>
+void gemm(const Space& exec, index_type M, index_type N, index_type K, const T* A, index_type lda,
+          const T* B, index_type ldb, T* C, index_type ldc, const Epilogue& ep,
+          const codegen::gemm_params& p) {
   using S = impl::micro_tile<T>;
   constexpr int MR = S::MR, NR = S::NR;
   static_assert(std::is_invocable_r_v<T, const Epilogue&, index_type, index_type, T>,
@@ -348,34 +357,25 @@ void gemm(index_type M, index_type N, index_type K, const T* A, index_type lda, 
     throw shape_error("gemm: leading dimension smaller than the row length (" + what +
                       "; A is MxK, B is KxN, C is MxN, row-major)");
   }
-  impl::check_blocking("gemm", blk);
+  if (p.mc <= 0 || p.kc <= 0 || p.nc <= 0 || p.mc % MR != 0 || p.nc % NR != 0)
+    throw shape_error("gemm: launch parameters mc=" + std::to_string(p.mc) +
+                      " kc=" + std::to_string(p.kc) + " nc=" + std::to_string(p.nc) +
+                      " must be positive, mc a multiple of " + std::to_string(MR) +
+                      " and nc of " + std::to_string(NR));
   if (M == 0 || N == 0) return;
 
-  using space = impl::host_space;
   if (K == 0) {
     Kokkos::parallel_for("tessera::host::gemm(K=0)",
-                         Kokkos::RangePolicy<space, Kokkos::IndexType<index_type>>(0, M),
+                         Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, M),
                          [=](index_type i) {
                            for (index_type j = 0; j < N; ++j) C[i * ldc + j] = ep(i, j, T(0));
                          });
-    space().fence();
+    exec.fence();
     return;
   }
 
-  const int threads = space().concurrency();
-  // Packed A block per team: mc x kc elements, plus 64 bytes to align it.
-  using team_policy = Kokkos::TeamPolicy<space, Kokkos::Schedule<Kokkos::Dynamic>>;
-  const index_type scratch_max = team_policy::scratch_size_max(1);
-  index_type kc = std::min<index_type>(blk.kc, K);
-  index_type mc = impl::round_up(std::min<index_type>(blk.mc, M), MR);
-  if (threads > 1) {
-    // Balance the row blocks over the threads: a multiple of `threads` blocks of equal size.
-    const index_type blocks = impl::round_up((M + mc - 1) / mc, threads);
-    mc = std::max<index_type>(MR, impl::round_up((M + blocks - 1) / blocks, MR));
-  }
-  const index_type max_kc = (scratch_max - 64) / index_type(sizeof(T)) / mc;
-  if (kc > max_kc) kc = std::max<index_type>(1, max_kc);
-  const index_type nc = impl::round_up(std::min<index_type>(blk.nc, N), NR);
+  using team_policy = Kokkos::TeamPolicy<Space, Kokkos::Schedule<Kokkos::Dynamic>>;
+  const index_type mc = p.mc, kc = p.kc, nc = p.nc;
   const index_type m_blocks = (M + mc - 1) / mc;
   if (m_blocks > INT_MAX / 64)
     throw resource_error("gemm: M=" + std::to_string(M) + " needs " + std::to_string(m_blocks) +
@@ -388,25 +388,24 @@ void gemm(index_type M, index_type N, index_type K, const T* A, index_type lda, 
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::host::gemm B panel"),
       std::size_t(kc * nc) + 64 / sizeof(T));
   T* const bp = impl::align64(b_buf.data());
+  const index_type splits = p.splits;
 
   for (index_type jc = 0; jc < N; jc += nc) {
     const index_type nb = std::min(nc, N - jc);
     const index_type n_panels = (nb + NR - 1) / NR;
-    // Column splits per row block so that there are at least as many work items as threads.
-    const index_type splits =
-        m_blocks >= threads ? 1 : std::min(n_panels, (threads + m_blocks - 1) / m_blocks);
     const index_type panels_per_split = (n_panels + splits - 1) / splits;
     for (index_type pc = 0; pc < K; pc += kc) {
       const index_type kb = std::min(kc, K - pc);
       const bool accumulate = pc > 0, finish = pc + kb == K;
       const T* const bsrc = B + pc * ldb + jc;
-      Kokkos::parallel_for("tessera::host::gemm pack B",
-                           Kokkos::RangePolicy<space, Kokkos::IndexType<index_type>>(0, n_panels),
-                           [=](index_type p) {
-                             impl::pack_b_panel(kb, int(std::min<index_type>(NR, nb - p * NR)),
-                                                bsrc + p * NR, ldb, bp + p * kb * NR);
-                           });
-      team_policy policy(int(m_blocks * splits), 1);
+      Kokkos::parallel_for(
+          "tessera::host::gemm pack B",
+          Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, n_panels),
+          [=](index_type q) {
+            impl::pack_b_panel(kb, int(std::min<index_type>(NR, nb - q * NR)), bsrc + q * NR, ldb,
+                               bp + q * kb * NR);
+          });
+      team_policy policy(exec, int(m_blocks * splits), 1);
       policy.set_scratch_size(1, Kokkos::PerTeam(a_bytes));
       Kokkos::parallel_for(
           "tessera::host::gemm", policy, [=](const typename team_policy::member_type& team) {
@@ -415,10 +414,10 @@ void gemm(index_type M, index_type N, index_type K, const T* A, index_type lda, 
             T* const ap = impl::align64(static_cast<T*>(team.team_scratch(1).get_shmem(a_bytes)));
             impl::pack_a(mb, kb, A + ic * lda + pc, lda, ap);
             const index_type p_end = std::min(n_panels, (js + 1) * panels_per_split);
-            for (index_type p = js * panels_per_split; p < p_end; ++p) {
-              const index_type j0 = jc + p * NR;
+            for (index_type q = js * panels_per_split; q < p_end; ++q) {
+              const index_type j0 = jc + q * NR;
               const int n = int(std::min<index_type>(NR, N - j0));
-              const T* const bpp = bp + p * kb * NR;
+              const T* const bpp = bp + q * kb * NR;
               for (index_type i = 0; i < mb; i += MR) {
                 const int m = int(std::min<index_type>(MR, mb - i));
                 impl::micro_kernel(kb, ap + i * kb, bpp, C + (ic + i) * ldc + j0, ldc, m, n,
@@ -428,7 +427,16 @@ void gemm(index_type M, index_type N, index_type K, const T* A, index_type lda, 
           });
     }
   }
-  space().fence();
+  exec.fence();
+}
+
+/// gemm on the default host execution space with blocking `blk` (planned for its threads).
+template <class T, class Epilogue>
+void gemm(index_type M, index_type N, index_type K, const T* A, index_type lda, const T* B,
+          index_type ldb, T* C, index_type ldc, const Epilogue& ep, gemm_blocking blk) {
+  impl::check_blocking("gemm", blk);
+  const Kokkos::DefaultHostExecutionSpace exec;
+  gemm(exec, M, N, K, A, lda, B, ldb, C, ldc, ep, plan<T>(M, N, K, blk, exec.concurrency()));
 }
 
 namespace impl {
@@ -450,7 +458,7 @@ double time_blocking(const gemm_blocking& b, index_type n, int reps, const std::
   return best;
 }
 
-/// The autotuner behind tuned_blocking. Candidates: default_blocking, kc x 1/2, 3/2, 2,
+/// The autotuner behind tune(). Candidates: default_blocking, kc x 1/2, 3/2, 2,
 /// mc x 1/2, 2, and (2 mc, kc / 2), (mc / 2, 2 kc), clipped to the tuning problem (512^3) and
 /// deduplicated. Round 1 times each candidate (best of 3); round 2 times the default and the
 /// round-1 winner again, alternately. A candidate replaces the default only when its best time is
@@ -496,18 +504,63 @@ gemm_blocking autotune() {
 
 }  // namespace impl
 
-/// Blocking chosen by timing a few candidates around default_blocking<T>() (mc and kc scaled
-/// by 1/2 .. 2) on a 512 x 512 x 512 problem with the current host execution space (all its
-/// threads), once per process and element type; later calls return the cached choice. The
-/// default wins unless a candidate is at least 3% faster (see impl::autotune). Thread-safe (a
-/// function-local static: concurrent first callers wait for one tuning run). The first call
-/// costs about 30 products of that size: ~0.1 s at 80 GFLOP/s.
-/// @pre Kokkos is initialized; not called from inside a Kokkos parallel region.
-/// \tparam T float or double
+/// The blocking Tier 1 matmuls of element type T use: default_blocking<T>() (derived from the
+/// cache sizes, deterministic) until set_blocking or tune replaces it. Thread-safe.
 template <class T>
-gemm_blocking tuned_blocking() {
-  static const gemm_blocking chosen = impl::autotune<T>();
-  return chosen;
+gemm_blocking current_blocking();
+
+namespace impl {
+template <class T>
+struct blocking_registry {
+  std::mutex mutex;
+  gemm_blocking value = default_blocking<T>();
+  const char* origin = "derived from the cache sizes";
+  static blocking_registry& get() {
+    static blocking_registry r;
+    return r;
+  }
+};
+}  // namespace impl
+
+template <class T>
+gemm_blocking current_blocking() {
+  auto& r = impl::blocking_registry<T>::get();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  return r.value;
+}
+/// Where current_blocking<T>() came from: "derived from the cache sizes", "tuned",
+/// "set by the caller".
+template <class T>
+const char* blocking_origin() {
+  auto& r = impl::blocking_registry<T>::get();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  return r.origin;
+}
+/// Makes `b` the blocking of later Tier 1 matmuls of element type T (plans made before are
+/// not reused). \throws shape_error a value <= 0
+template <class T>
+void set_blocking(const gemm_blocking& b, const char* origin = "set by the caller") {
+  impl::check_blocking("tessera::set_matmul_blocking", b);
+  auto& r = impl::blocking_registry<T>::get();
+  {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    r.value = b;
+    r.origin = origin;
+  }
+  ++codegen::target_generation();
+}
+
+/// Times a few candidates around default_blocking<T>() (mc and kc scaled by 1/2 .. 2) on a
+/// 512 x 512 x 512 problem on the default host execution space (all its threads) and makes the
+/// fastest current (see impl::autotune: the default wins unless a candidate is 3% faster).
+/// Explicit: nothing calls it implicitly; explain() never times anything. About 30 products of
+/// that size (~0.1 s at 100 GFLOP/s). @pre Kokkos is initialized; not inside a parallel region.
+/// \return the chosen blocking
+template <class T>
+gemm_blocking tune() {
+  const gemm_blocking b = impl::autotune<T>();
+  set_blocking<T>(b, "tuned");
+  return b;
 }
 
 }  // namespace tessera::backends::host

@@ -22,7 +22,8 @@
 #include <cstring>
 #include <type_traits>
 
-#if !defined(TESSERA_DEVICE_PASS) && (defined(__AVX512F__) || defined(__AVX__))
+#if !defined(TESSERA_DEVICE_PASS) && !defined(__CUDACC__) && !defined(__HIPCC__) && \
+    (defined(__AVX512F__) || defined(__AVX__))
 #include <immintrin.h>
 #define TESSERA_HOST_X86_SIMD 1
 #endif
@@ -98,6 +99,13 @@ inline void transpose8x8_pd(__m512d r[8]) {
 #endif
 #endif
 
+/// True when this build writes streaming (non-temporal) stores (x86 with AVX or AVX-512).
+#if defined(TESSERA_HOST_X86_SIMD)
+inline constexpr bool streaming_supported = true;
+#else
+inline constexpr bool streaming_supported = false;
+#endif
+
 /// True when `p` can take whole-line streaming stores of B elements (64-byte aligned, and the
 /// element size makes a row of B a whole number of cache lines).
 template <class T>
@@ -115,7 +123,7 @@ inline bool streamable(const T* p) {
 /// `stream` (dst must then satisfy streamable()). Callers issue store_fence() before the data
 /// is read by another thread or kernel.
 template <class T>
-TESSERA_FORCEINLINE void store_row(T* dst, const T* src, bool stream) {
+TESSERA_HOST_FORCEINLINE void store_row(T* dst, const T* src, bool stream) {
 #if defined(TESSERA_HOST_X86_SIMD)
   if constexpr ((sizeof(T) == 4 || sizeof(T) == 8) && std::is_trivially_copyable_v<T>) {
     if (stream) {

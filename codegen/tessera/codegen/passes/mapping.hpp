@@ -1,61 +1,155 @@
 /// \file passes/mapping.hpp
-/// \brief Pass 5: thread mapping — Kokkos policy, league, team and vector sizes of a kernel.
+/// \brief Pass 5: thread mapping — Kokkos policy, league, team and vector sizes of a kernel, and
+///        the family's launch parameters (cache blocking of the CPU matmul, register blocking
+///        of the GPU one, rows per team of tile_reduce), from the target description.
 #pragma once
 
 #include <tessera/codegen/passes/phases.hpp>
 
+#include <algorithm>
+
 namespace tessera::codegen {
+
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+inline std::int64_t round_up(std::int64_t x, std::int64_t m) { return ceil_div(x, m) * m; }
+
+/// Cache blocking of the packed CPU matmul C(M x N) = A(M x K) B(K x N) as launched (Goto &
+/// van de Geijn 2008): kc = min(kc, K) capped so the packed mc x kc block fits scratch level 1;
+/// mc a multiple of mr, lowered with several threads so that M splits into a multiple of the
+/// thread count of equal row blocks; nc a multiple of nr; when there are fewer row blocks than
+/// threads, each row block is also split over column ranges of its B panel.
+inline gemm_params plan_gemm(std::int64_t M, std::int64_t N, std::int64_t K, int mc, int kc,
+                             int nc, int mr, int nr, int threads, std::size_t scratch_l1,
+                             std::size_t elem_bytes) {
+  gemm_params p;
+  p.mr = mr;
+  p.nr = nr;
+  std::int64_t kc_ = std::max<std::int64_t>(1, std::min<std::int64_t>(kc, K));
+  std::int64_t mc_ = round_up(std::max<std::int64_t>(1, std::min<std::int64_t>(mc, M)), mr);
+  if (threads > 1 && M > 0) {
+    const std::int64_t blocks = round_up(ceil_div(M, mc_), threads);
+    mc_ = std::max<std::int64_t>(mr, round_up(ceil_div(M, blocks), mr));
+  }
+  const std::int64_t max_kc =
+      (static_cast<std::int64_t>(scratch_l1) - 64) / static_cast<std::int64_t>(elem_bytes) / mc_;
+  if (kc_ > max_kc) kc_ = std::max<std::int64_t>(1, max_kc);
+  const std::int64_t nc_ = round_up(std::max<std::int64_t>(1, std::min<std::int64_t>(nc, N)), nr);
+  p.mc = int(mc_);
+  p.kc = int(kc_);
+  p.nc = int(nc_);
+  p.m_blocks = ceil_div(M, mc_);
+  const std::int64_t n_panels = ceil_div(std::min<std::int64_t>(nc_, N), nr);
+  p.splits = p.m_blocks >= threads ? 1
+                                   : std::max<std::int64_t>(
+                                         1, std::min(n_panels, ceil_div(threads, p.m_blocks)));
+  p.panels_per_split = ceil_div(n_panels, p.splits);
+  p.launches = ceil_div(N, nc_) * ceil_div(std::max<std::int64_t>(K, 1), kc_);
+  return p;
+}
 
 inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& s,
                         const target& t) {
   const graph_node& root = g.nodes[s.root];
   std::int64_t n = 1;
   for (auto e : root.extent) n *= e;
-  auto ceil_div = [](std::int64_t a, std::int64_t b) {
-    return (a + b - 1) / b;
-  };
-  switch (s.kind) {
-    case kernel_spec::elementwise:
-      k.policy = "RangePolicy";
-      k.league_size = n;
-      k.mapping = "one iteration per element, flat contiguous index (vectorizable)";
+  k.family = s.family;
+  switch (s.family) {
+    case kernel_family::tile_kernel:
       break;
-    case kernel_spec::staged_transpose: {
+    case kernel_family::elementwise:
+      k.policy = "RangePolicy";
+      k.streaming_stores = t.streaming_store_min_bytes > 0 &&
+                           std::size_t(n) * root.elem_bytes >= t.streaming_store_min_bytes;
+      if (k.streaming_stores) {
+        k.league_size = ceil_div(n, 4096);
+        k.mapping =
+            "one iteration per chunk of 4096 elements, evaluated into an L1 buffer and streamed "
+            "out with non-temporal stores (the output is larger than the cache)";
+      } else {
+        k.league_size = n;
+        k.mapping = "one iteration per element, flat contiguous index (vectorizable)";
+      }
+      break;
+    case kernel_family::staged_transpose: {
       const tile2 ts = staged_tile(g, s, t);
       k.tile = {ts.rows, ts.cols};
       k.tiles = {ceil_div(root.extent[0], ts.rows), ceil_div(root.extent[1], ts.cols)};
       k.league_size = k.tiles[0] * k.tiles[1];
       k.logical_threads = ts.rows * ts.cols;
-      k.team_size = t.thread_per_logical ? std::min(ts.rows * ts.cols, t.max_team_size) : 1;
-      k.mapping = t.thread_per_logical ? "one team member per tile element"
-                                       : "one team member per tile, vector loops along rows";
+      k.staged_block = t.staged_block;
+      k.staged_ld = t.staged_block > 0 ? t.staged_block : ts.rows + t.staged_pad;
+      if (t.thread_per_logical) {
+        k.team_size = std::min(ts.rows * ts.cols, t.max_team_size);
+        k.mapping = "team members stride over the tile's elements: row-contiguous, coalesced "
+                    "loads and stores";
+      } else {
+        k.team_size = 1;
+        k.streaming_stores = t.streaming_store_min_bytes > 0 &&
+                             std::size_t(n) * root.elem_bytes >= t.streaming_store_min_bytes;
+        k.mapping = "one team member per tile, walking it in " + std::to_string(t.staged_block) +
+                    "x" + std::to_string(t.staged_block) + " blocks" +
+                    (k.streaming_stores ? "; output lines written with non-temporal stores" : "");
+      }
       break;
     }
-    case kernel_spec::matmul: {
+    case kernel_family::matmul: {
       const graph_node& mm = g.nodes[s.core];
+      const std::int64_t M = mm.extent[0], N = mm.extent[1];
+      const std::int64_t K = g.nodes[mm.children[0]].extent[1];
       if (uses_packed_matmul(t, mm)) {
+        const bool dbl = mm.dtype == "double";
+        k.packed_matmul = true;
+        k.gemm = plan_gemm(M, N, K, dbl ? t.gemm_mc_double : t.gemm_mc,
+                           dbl ? t.gemm_kc_double : t.gemm_kc, dbl ? t.gemm_nc_double : t.gemm_nc,
+                           dbl ? t.gemm_mr_double : t.gemm_mr, dbl ? t.gemm_nr_double : t.gemm_nr,
+                           t.concurrency, t.scratch_max[1], mm.elem_bytes);
+        k.gemm.origin = t.gemm_origin;
         k.policy = "TeamPolicy (host)";
-        k.mapping = "one team per output block; micro-tiles of the block in registers";
-        k.league_size = t.gemm_mc > 0 ? ceil_div(mm.extent[0], t.gemm_mc) : 1;
+        k.league_size = k.gemm.m_blocks * k.gemm.splits;
+        k.mapping = "one team per (row block, column range) of C; micro-tiles of " +
+                    std::to_string(k.gemm.mr) + "x" + std::to_string(k.gemm.nr) +
+                    " in registers; one launch per (column panel, K block), each after a "
+                    "RangePolicy launch packing the B panel";
+      } else if (uses_blocked_gpu_matmul(t, mm)) {
+        k.gpu_mm = {t.gpu_mm_bm, t.gpu_mm_bn, t.gpu_mm_bk, t.gpu_mm_tm, t.gpu_mm_tn, true};
+        k.tile = {t.gpu_mm_bm, t.gpu_mm_bn};
+        k.tiles = {ceil_div(M, t.gpu_mm_bm), ceil_div(N, t.gpu_mm_bn)};
+        k.league_size = k.tiles[0] * k.tiles[1];
+        k.logical_threads = (t.gpu_mm_bm / t.gpu_mm_tm) * (t.gpu_mm_bn / t.gpu_mm_tn);
+        k.team_size = k.logical_threads;
+        k.mapping = "one team member per logical thread, each computing " +
+                    std::to_string(t.gpu_mm_tm) + "x" + std::to_string(t.gpu_mm_tn) +
+                    " outputs; coalesced tile loads";
       } else {
-        const int ts = mm.tile[0] > 0 ? mm.tile[0] : t.matmul_tile;
+        const int ts = generic_matmul_tile(t, mm);
         k.tile = {ts, ts};
-        k.tiles = {ceil_div(mm.extent[0], ts), ceil_div(mm.extent[1], ts)};
+        k.tiles = {ceil_div(M, ts), ceil_div(N, ts)};
         k.league_size = k.tiles[0] * k.tiles[1];
         k.logical_threads = ts * ts;
         k.team_size = t.thread_per_logical ? ts * ts : 1;
         k.mapping = t.thread_per_logical ? "one team member per output element of the tile"
-                                         : "one team member per tile";
+                                         : "one team member per tile; phases are loop nests";
       }
       break;
     }
-    case kernel_spec::tile_reduce:
-      k.league_size = root.extent[0];
-      k.team_size = 1;
-      if (!t.thread_per_logical) k.policy = "RangePolicy";
-      k.mapping = t.thread_per_logical ? "one team per output row; TeamThreadRange over columns"
-                                       : "one team member per output row; vector loop over columns";
+    case kernel_family::tile_reduce: {
+      const graph_node& tr = g.nodes[s.core];
+      const std::int64_t rows = root.extent[0];
+      if (t.thread_per_logical) {
+        k.league_size = rows;
+        k.team_size = t.tile_reduce_team;
+        k.mapping = "one team per output row; team members stride over the row's columns";
+      } else {
+        const int R = tr.reduce_tile[0];
+        k.rows_per_team = R >= 8 ? 1 : 8 / R;
+        k.policy = "RangePolicy";
+        k.league_size = ceil_div(rows, k.rows_per_team);
+        k.mapping = "one iteration per group of " + std::to_string(k.rows_per_team) +
+                    " output rows (about 8 input rows stream at once); vector loops over "
+                    "columns";
+      }
       break;
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 /// \file passes/phases.hpp
 /// \brief Pass 2: the phase program (scratch buffers and who touches them, phase by phase) of
-///        every fused kernel. Scratch placement and barrier insertion read it.
+///        every fused kernel, per family and target mapping. Scratch placement and barrier
+///        insertion read it; the backends' kernels run exactly these phases.
 #pragma once
 
 #include <tessera/codegen/expr_graph.hpp>
@@ -14,10 +15,12 @@ struct kernel_body {
   struct scratch_buffer {
     std::string name, type;
     std::size_t bytes = 0;
+    std::size_t align = 1;
     std::string role;
   };
   std::vector<scratch_buffer> scratch;
   std::vector<buffer_plan> private_buffers;
+  std::vector<buffer_plan> global_buffers;  ///< buffers the kernel allocates in global memory
   phase_program program;
   std::vector<std::string> notes;
 };
@@ -42,32 +45,40 @@ inline tile2 staged_tile(const expr_graph& g, const kernel_spec& k, const target
   return {t.transpose_tile[0], t.transpose_tile[1]};
 }
 
-/// True when a matmul node lowers to the CPU packed kernel (float/double, no .tile<> override).
-inline bool uses_packed_matmul(const target& t, const graph_node& mm) {
-  return t.packed_matmul && mm.tile[0] == 0 && (mm.dtype == "float" || mm.dtype == "double");
+/// True when a matmul node lowers to the register-blocked GPU kernel (floating point, no
+/// .tile<> override).
+inline bool uses_blocked_gpu_matmul(const target& t, const graph_node& mm) {
+  return t.thread_per_logical && mm.tile[0] == 0 && mm.floating;
+}
+/// Tile of the generic tiled matmul: the .tile<>() schedule or the target's default.
+inline int generic_matmul_tile(const target& t, const graph_node& mm) {
+  return mm.tile[0] > 0 ? mm.tile[0] : t.matmul_tile;
 }
 
 inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, const target& t) {
   kernel_body b;
-  switch (k.kind) {
-    case kernel_spec::elementwise:
+  auto scratch = [&](std::string name, std::string type, std::size_t bytes, std::string role) {
+    b.scratch.push_back({std::move(name), std::move(type), bytes, 64, std::move(role)});
+  };
+  switch (k.family) {
+    case kernel_family::tile_kernel:
+      break;
+    case kernel_family::elementwise:
       b.program.prologue.push_back({"evaluate and store", {}});
       b.notes.push_back("fused elementwise chain: each input read once, one store per element");
       break;
-    case kernel_spec::staged_transpose: {
+    case kernel_family::staged_transpose: {
       const tile2 ts = staged_tile(g, k, t);
-      const int pad = t.thread_per_logical ? 1 : 0;  // bank-conflict padding on GPUs
       phase_desc stage{"stage transposed tiles", {}}, store{"evaluate and store", {}};
-      // GPUs stage the whole tile (cols x rows of the operand); host backends one B x B block
-      // at a time, stored in output order.
+      // GPUs stage the whole tile (cols x rows of the operand, rows padded against bank
+      // conflicts); host backends one B x B block at a time, stored in output order.
       const int sr = t.staged_block > 0 ? t.staged_block : ts.cols;
-      const int sc = t.staged_block > 0 ? t.staged_block : ts.rows + pad;
+      const int sc = t.staged_block > 0 ? t.staged_block : ts.rows + t.staged_pad;
       int s = 0;
       for (int n : k.staged) {
         const std::string name = "staged_T" + std::to_string(s++);
-        b.scratch.push_back(
-            {name, tile_type(g.nodes[n], sr, sc), std::size_t(sr) * sc * g.nodes[n].elem_bytes,
-             "staging of transpose(" + g.nodes[g.nodes[n].children[0]].label + ")"});
+        scratch(name, tile_type(g.nodes[n], sr, sc), std::size_t(sr) * sc * g.nodes[n].elem_bytes,
+                "staging of transpose(" + g.nodes[g.nodes[n].children[0]].label + ")");
         stage.accesses.push_back({name, true, false});
         store.accesses.push_back({name, false, false});
       }
@@ -77,52 +88,85 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
         b.notes.push_back("transpose staged through scratch in " + std::to_string(t.staged_block) +
                           "x" + std::to_string(t.staged_block) +
                           " blocks transposed in vector registers; output rows stored as whole "
-                          "cache lines (streaming stores when the output exceeds the cache)");
+                          "cache lines");
       else
         b.notes.push_back("transpose staged through scratch: coalesced reads and writes");
       break;
     }
-    case kernel_spec::matmul: {
+    case kernel_family::matmul: {
       const graph_node& mm = g.nodes[k.core];
       if (uses_packed_matmul(t, mm)) {
-        b.scratch.push_back({"a_pack", mm.dtype + " (mc x kc panel)", 0, "packed A block"});
-        b.scratch.push_back({"b_pack", mm.dtype + " (kc x nc panel)", 0, "packed B panel"});
-        b.program.loop.push_back(
-            {"pack A block and B panel", {{"a_pack", true, false}, {"b_pack", true, false}}});
-        b.program.loop.push_back({"register-blocked micro-kernels",
-                                  {{"a_pack", false, false}, {"b_pack", false, false}}});
+        const bool dbl = mm.dtype == "double";
+        const int mc = dbl ? t.gemm_mc_double : t.gemm_mc, kc = dbl ? t.gemm_kc_double : t.gemm_kc;
+        const int nc = dbl ? t.gemm_nc_double : t.gemm_nc;
+        scratch("a_pack", mm.dtype + "[mc][kc] (" + std::to_string(mc) + "x" +
+                              std::to_string(kc) + " at most)",
+                std::size_t(mc) * kc * mm.elem_bytes, "packed A block");
+        b.global_buffers.push_back({"b_pack", mm.dtype + "[kc][nc]", memory_space_kind::global,
+                                    std::size_t(kc) * nc * mm.elem_bytes, 0,
+                                    "packed B panel, shared by all teams"});
+        b.program.loop.push_back({"pack the A block", {{"a_pack", true, false}}});
+        b.program.loop.push_back({"register-blocked micro-kernels", {{"a_pack", false, false}}});
         b.program.epilogue.push_back({"epilogue on the output tile and store", {}});
-        b.notes.push_back("CPU matmul: packed panels + register-blocked vectorized micro-kernel (" +
-                          t.matmul_blocking +
-                          "); one team member per block, so barriers are "
-                          "program order");
+        b.notes.push_back(
+            "CPU matmul: packed panels + register-blocked vectorized micro-kernel; one team "
+            "member per block, so barriers are program order; the last K block applies the "
+            "epilogue");
+      } else if (uses_blocked_gpu_matmul(t, mm)) {
+        const int bm = t.gpu_mm_bm, bn = t.gpu_mm_bn, bk = t.gpu_mm_bk;
+        // A tiles are stored k-major with rows padded by 4 elements (bank conflicts of the
+        // transposing stores); scratch order a_tile0, a_tile1, b_tile0, b_tile1.
+        for (int s = 0; s < 2; ++s)
+          scratch("a_tile" + std::to_string(s), tile_type(mm, bk, bm + 4),
+                  std::size_t(bk) * (bm + 4) * mm.elem_bytes,
+                  "A tile (k-major), buffer " + std::to_string(s));
+        for (int s = 0; s < 2; ++s)
+          scratch("b_tile" + std::to_string(s), tile_type(mm, bk, bn),
+                  std::size_t(bk) * bn * mm.elem_bytes, "B tile, buffer " + std::to_string(s));
+        b.private_buffers.push_back(
+            {"acc", mm.dtype + "[" + std::to_string(t.gpu_mm_tm) + "][" +
+                        std::to_string(t.gpu_mm_tn) + "]",
+             memory_space_kind::private_memory,
+             std::size_t(t.gpu_mm_tm) * t.gpu_mm_tn * mm.elem_bytes, 0, "accumulators"});
+        b.program.prologue.push_back(
+            {"load the first k-tiles", {{"a_tile0", true, false}, {"b_tile0", true, false}}});
+        b.program.loop.push_back({"multiply-accumulate buffers 0, load buffers 1",
+                                  {{"a_tile0", false, false},
+                                   {"b_tile0", false, false},
+                                   {"a_tile1", true, false},
+                                   {"b_tile1", true, false}}});
+        b.program.loop.push_back({"multiply-accumulate buffers 1, load buffers 0",
+                                  {{"a_tile1", false, false},
+                                   {"b_tile1", false, false},
+                                   {"a_tile0", true, false},
+                                   {"b_tile0", true, false}}});
+        b.program.epilogue.push_back({"epilogue on the micro-tiles and store", {}});
+        b.notes.push_back("GPU matmul: register-blocked micro-tiles, double-buffered scratch");
       } else {
-        const int ts = mm.tile[0] > 0 ? mm.tile[0] : t.matmul_tile;
-        b.scratch.push_back(
-            {"a_tile", tile_type(mm, ts, ts), std::size_t(ts) * ts * mm.elem_bytes, "A tile"});
-        b.scratch.push_back(
-            {"b_tile", tile_type(mm, ts, ts), std::size_t(ts) * ts * mm.elem_bytes, "B tile"});
+        const int ts = generic_matmul_tile(t, mm);
+        scratch("a_tile", tile_type(mm, ts, ts), std::size_t(ts) * ts * mm.elem_bytes, "A tile");
+        scratch("b_tile", tile_type(mm, ts, ts), std::size_t(ts) * ts * mm.elem_bytes, "B tile");
         b.private_buffers.push_back(
             {"acc", mm.dtype, memory_space_kind::private_memory, mm.elem_bytes, 0, "accumulator"});
         b.program.loop.push_back(
             {"load A and B tiles", {{"a_tile", true, false}, {"b_tile", true, false}}});
         b.program.loop.push_back(
             {"multiply-accumulate", {{"a_tile", false, false}, {"b_tile", false, false}}});
-        b.program.epilogue.push_back({"epilogue and store", {}});
+        b.program.epilogue.push_back({"epilogue and store (in-range elements only)", {}});
+        b.notes.push_back("tiled matmul (seed 002) as a Tier 2 tile program");
       }
       if (k.root != k.core)
         b.notes.push_back(
             "epilogue fused: elementwise ops above the matmul run on its output tile");
       break;
     }
-    case kernel_spec::tile_reduce: {
+    case kernel_family::tile_reduce: {
       const graph_node& tr = g.nodes[k.core];
       const std::int64_t in_cols =
           g.nodes[tr.children[0]].extent.size() > 1 ? g.nodes[tr.children[0]].extent[1] : 1;
       if (t.thread_per_logical) {
-        b.scratch.push_back({"row_acc", tr.dtype + "[" + std::to_string(in_cols) + "]",
-                             std::size_t(in_cols) * tr.elem_bytes,
-                             "the R input rows combined element by element"});
+        scratch("row_acc", tr.dtype + "[" + std::to_string(in_cols) + "]",
+                std::size_t(in_cols) * tr.elem_bytes, "the R input rows combined element by element");
         b.program.prologue.push_back({"first input row", {{"row_acc", true, true}}});
         b.program.loop.push_back(
             {"combine the next input row", {{"row_acc", true, true}, {"row_acc", false, true}}});
@@ -138,7 +182,7 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
         b.program.loop.push_back({"accumulate R rows of a W-column chunk", {}});
         b.program.epilogue.push_back({"combine each tile's C entries, epilogue and store", {}});
       }
-      b.notes.push_back("tile_reduce: one team per output row; input rows read once, contiguously");
+      b.notes.push_back("tile_reduce: input rows read once, contiguously");
       if (k.root != k.core)
         b.notes.push_back("epilogue fused: elementwise ops above the reduction");
       break;

@@ -1,31 +1,42 @@
 /// \file passes/scratch.hpp
-/// \brief Pass 4: scratch placement — offsets (64-byte aligned) and level per kernel: level 0
-///        when the team's total fits the backend's level-0 limit, else level 1.
+/// \brief Pass 4: scratch placement — offsets and level per kernel: buffers in declaration
+///        order, each aligned as tile_static buffers are on the device (impl::scratch_offset:
+///        max(64, alignof(element)) bytes); level 0 when the team's total fits the backend's
+///        level-0 limit, else level 1; a resource_error above level 1's limit.
 #pragma once
 
 #include <tessera/codegen/passes/phases.hpp>
 #include <tessera/dsl/errors.hpp>
+#include <tessera/dsl/tile_mapping.hpp>
 
 namespace tessera::codegen {
 
-inline void place_scratch(kernel_plan& k, const kernel_body& b, const target& t) {
-  std::size_t off = 0;
+/// \param who [in] names the kernel in the error (e.g. "parallel_for_each: tile <16,16>")
+/// \throws resource_error when the total exceeds scratch level 1 of the target
+inline void place_scratch(kernel_plan& k, const kernel_body& b, const target& t,
+                          const std::string& who) {
+  std::size_t end = 0;
+  const std::size_t first = k.buffers.size();
   for (const auto& s : b.scratch) {
-    off = (off + 63) / 64 * 64;
+    const std::size_t off = tessera::impl::scratch_offset(end, s.align);
     k.buffers.push_back({s.name, s.type, memory_space_kind::scratch_level0, s.bytes, off, s.role});
-    off += s.bytes;
+    end = off + s.bytes;
   }
-  const int level = off > t.scratch_max[0] ? 1 : 0;
-  if (off > t.scratch_max[1])
-    throw resource_error("tessera code generator: kernel " + k.name + " needs " +
-                         std::to_string(off) + " bytes of scratch per team; the " + t.backend +
-                         " backend allows " + std::to_string(t.scratch_max[1]) +
-                         "; choose a smaller .tile<...>()");
-  for (auto& buf : k.buffers)
-    if (buf.space == memory_space_kind::scratch_level0 && level == 1)
-      buf.space = memory_space_kind::scratch_level1;
-  k.scratch_bytes[level] = off;
+  if (end > t.scratch_max[1])
+    throw resource_error(who + " needs " + std::to_string(end) +
+                         " bytes of tile_static memory per tile (Kokkos team scratch); the " + t.backend +
+                         " backend allows at most " + std::to_string(t.scratch_max[0]) +
+                         " (scratch level 0) or " + std::to_string(t.scratch_max[1]) +
+                         " (level 1); use smaller tiles");
+  const int level = end > t.scratch_max[0] ? 1 : 0;
+  if (level == 1)
+    for (std::size_t i = first; i < k.buffers.size(); ++i)
+      k.buffers[i].space = memory_space_kind::scratch_level1;
+  k.scratch_level = level;
+  k.scratch_bytes[0] = k.scratch_bytes[1] = 0;
+  k.scratch_bytes[level] = end;
   for (const auto& p : b.private_buffers) k.buffers.push_back(p);
+  for (const auto& p : b.global_buffers) k.buffers.push_back(p);
 }
 
 }  // namespace tessera::codegen

@@ -1,18 +1,23 @@
 /// \file nodes.hpp
 /// \brief Tier 1 expression nodes. A node stores its children and functor and checks shapes
 ///        when it is built; it computes nothing. Evaluation and the choice of kernels belong to
-///        the code generator (codegen/) and the evaluators (backends/expr_eval.hpp).
+///        the code generator (codegen/) and the evaluators (backends/eval/).
 ///
-/// Node kinds: terminal (an array or array_view), scalar (broadcast), unary, binary, where,
-/// matmul, transpose, tile_reduce. Every node has `rank`, `value_type`, `get_extent()` and a
-/// `sched` (tile sizes from `.tile<...>()`; 0 = the backend's default).
+/// Every node declares, Eigen-style: `kind` (node_kind.hpp), `children()` (a tuple of
+/// references to its operands), `label()` (what plans print), `rank`, `value_type`,
+/// `get_extent()`, and carries `sched` (tile sizes from `.tile<...>()`; 0 = the backend's
+/// default). Adding an elementwise operation is one functor in ops.hpp and one builder line
+/// here; a new node kind also needs its evaluator (backends/eval/).
 #pragma once
 
 #include <tessera/dsl/array.hpp>
+#include <tessera/dsl/array_view.hpp>
 #include <tessera/dsl/errors.hpp>
+#include <tessera/dsl/expr/node_kind.hpp>
 #include <tessera/dsl/expr/ops.hpp>
 
 #include <string>
+#include <tuple>
 #include <type_traits>
 
 namespace tessera {
@@ -55,20 +60,27 @@ struct is_node : std::bool_constant<std::is_base_of_v<expr_base<T>, T>> {};
 /// An array or array_view used as an expression leaf (holds the handle; no copy of the data).
 template <class A>
 struct terminal : expr_base<terminal<A>> {
+  static constexpr node_kind kind = node_kind::terminal;
   using value_type = std::remove_const_t<typename A::value_type>;
   static constexpr int rank = A::rank;
   A a;
   explicit terminal(const A& x) : a(x) {}
   extent<rank> get_extent() const { return a.extent; }
+  std::tuple<> children() const { return {}; }
+  /// Terminals are named by the graph builder (A, B, ... per distinct buffer).
+  static std::string label() { return "array"; }
 };
 
 /// A scalar broadcast to the shape of the other operand.
 template <class T>
 struct scalar_node : expr_base<scalar_node<T>> {
+  static constexpr node_kind kind = node_kind::scalar;
   using value_type = T;
   static constexpr int rank = 0;
   T value;
   explicit scalar_node(T v) : value(v) {}
+  std::tuple<> children() const { return {}; }
+  static std::string label() { return "scalar"; }
 };
 
 namespace impl {
@@ -112,11 +124,14 @@ extent<N> common_extent(const char* op, const A& a, const B& b) {
 /// `op(a)` elementwise.
 template <class Op, class A>
 struct unary_node : expr_base<unary_node<Op, A>> {
+  static constexpr node_kind kind = node_kind::unary;
   using value_type = std::remove_cvref_t<decltype(Op{}(std::declval<typename A::value_type>()))>;
   static constexpr int rank = A::rank;
   A a;
   explicit unary_node(const A& x) : a(x) {}
   extent<rank> get_extent() const { return a.get_extent(); }
+  auto children() const { return std::tie(a); }
+  static std::string label() { return Op::symbol; }
 };
 
 /// `op(a, b)` elementwise; a scalar operand is broadcast.
@@ -126,12 +141,15 @@ struct binary_node : expr_base<binary_node<Op, A, B>> {
       Op{}(std::declval<typename A::value_type>(), std::declval<typename B::value_type>()))>;
   static constexpr int rank = impl::binary_rank<A, B>();
   static_assert(rank > 0, "tessera: an expression needs at least one array operand");
+  static constexpr node_kind kind = node_kind::binary;
   A a;
   B b;
   extent<rank> ext;
   binary_node(const A& x, const B& y)
       : a(x), b(y), ext(impl::common_extent<rank>(Op::symbol, x, y)) {}
   extent<rank> get_extent() const { return ext; }
+  auto children() const { return std::tie(a, b); }
+  static std::string label() { return Op::symbol; }
 };
 
 /// `where(c, a, b)`: a where c is true, else b (elementwise; scalars broadcast).
@@ -139,18 +157,33 @@ template <class C, class A, class B>
 struct where_node : expr_base<where_node<C, A, B>> {
   using value_type = std::common_type_t<typename A::value_type, typename B::value_type>;
   static constexpr int rank = impl::binary_rank<C, binary_node<ops::add, A, B>>();
+  static_assert(rank > 0, "tessera::where: an expression needs at least one array operand");
+  static constexpr node_kind kind = node_kind::where;
   C c;
   A a;
   B b;
   extent<rank> ext;
   where_node(const C& c_, const A& x, const B& y) : c(c_), a(x), b(y) {
-    binary_node<ops::add, A, B> ab(x, y);
-    if constexpr (C::rank == 0)
-      ext = ab.get_extent();
-    else
-      ext = impl::common_extent<rank>("where", c_, ab);
+    // Every array operand must have the same extent; scalars broadcast.
+    bool have = false;
+    auto visit = [&](const auto& o) {
+      using O = std::remove_cvref_t<decltype(o)>;
+      if constexpr (O::rank > 0) {
+        static_assert(O::rank == rank, "tessera::where: operands must have the same rank");
+        if (have && !(o.get_extent() == ext))
+          throw shape_error("tessera::where: operand extents " + to_string(ext) + " and " +
+                            to_string(o.get_extent()) + " differ");
+        ext = o.get_extent();
+        have = true;
+      }
+    };
+    visit(c_);
+    visit(x);
+    visit(y);
   }
   extent<rank> get_extent() const { return ext; }
+  auto children() const { return std::tie(c, a, b); }
+  static std::string label() { return "where"; }
 };
 
 /// `matmul(a, b)`: (M x K) times (K x N).
@@ -159,6 +192,9 @@ struct matmul_node : expr_base<matmul_node<A, B>> {
   using value_type = std::common_type_t<typename A::value_type, typename B::value_type>;
   static constexpr int rank = 2;
   static_assert(A::rank == 2 && B::rank == 2, "tessera::matmul: both operands must be rank 2");
+  static_assert(std::is_same_v<typename A::value_type, typename B::value_type>,
+                "tessera::matmul_node: operands of one element type (matmul() converts them)");
+  static constexpr node_kind kind = node_kind::matmul;
   A a;
   B b;
   matmul_node(const A& x, const B& y) : a(x), b(y) {
@@ -167,18 +203,22 @@ struct matmul_node : expr_base<matmul_node<A, B>> {
                         " x B " + to_string(y.get_extent()));
   }
   extent<2> get_extent() const { return extent<2>(a.get_extent()[0], b.get_extent()[1]); }
+  auto children() const { return std::tie(a, b); }
+  static std::string label() { return "matmul"; }
 };
 
 /// `transpose(a)`: (M x N) -> (N x M).
 template <class A>
 struct transpose_node : expr_base<transpose_node<A>> {
-  using is_transpose = void;
+  static constexpr node_kind kind = node_kind::transpose;
   using value_type = typename A::value_type;
   static constexpr int rank = 2;
   static_assert(A::rank == 2, "tessera::transpose: the operand must be rank 2");
   A a;
   explicit transpose_node(const A& x) : a(x) {}
   extent<2> get_extent() const { return extent<2>(a.get_extent()[1], a.get_extent()[0]); }
+  auto children() const { return std::tie(a); }
+  static std::string label() { return "transpose"; }
 };
 
 /// `tile_reduce<R,C>(a, op)` / `tile_mean<R,C>(a)`: one output element per R x C tile of a
@@ -187,7 +227,9 @@ template <int R, int C, class Op, class A, bool Mean>
 struct tile_reduce_node : expr_base<tile_reduce_node<R, C, Op, A, Mean>> {
   static_assert(R > 0 && C > 0, "tessera::tile_reduce<R,C>: tile sizes must be positive");
   static_assert(A::rank == 2, "tessera::tile_reduce<R,C>: the operand must be rank 2");
+  static constexpr node_kind kind = node_kind::tile_reduce;
   using value_type = typename A::value_type;
+  using op_type = Op;
   static constexpr int rank = 2;
   static constexpr int rows = R, cols = C;
   static constexpr bool mean = Mean;
@@ -201,6 +243,11 @@ struct tile_reduce_node : expr_base<tile_reduce_node<R, C, Op, A, Mean>> {
                         " is not a multiple of the tile");
   }
   extent<2> get_extent() const { return extent<2>(a.get_extent()[0] / R, a.get_extent()[1] / C); }
+  auto children() const { return std::tie(a); }
+  static std::string label() {
+    return std::string(Mean ? "tile_mean<" : "tile_reduce<") + std::to_string(R) + "," +
+           std::to_string(C) + ">";
+  }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -253,10 +300,27 @@ requires(impl::expression_like<C> || impl::expression_like<A> ||
       impl::as_expr(c), impl::as_expr(a), impl::as_expr(b));
 }
 
-/// `matmul(A, B)`: (M x K) x (K x N) -> (M x N). \throws shape_error inner dimensions differ
+namespace impl {
+/// `e` as an expression of element type T: itself, or wrapped in a conversion.
+template <class T, class E>
+auto as_type(const E& e) {
+  if constexpr (std::is_same_v<typename E::value_type, T>)
+    return e;
+  else
+    return unary_node<ops::cast<T>, E>(e);
+}
+}  // namespace impl
+
+/// `matmul(A, B)`: (M x K) x (K x N) -> (M x N), in the common type of the element types
+/// (float x double is a double product; int x float a float one), as C++'s usual arithmetic
+/// conversions would give. \throws shape_error inner dimensions differ
 template <class A, class B>
 requires(impl::expression_like<A>&& impl::expression_like<B>) auto matmul(const A& a, const B& b) {
-  return matmul_node<impl::expr_t<A>, impl::expr_t<B>>(impl::as_expr(a), impl::as_expr(b));
+  using T = std::common_type_t<typename impl::expr_t<A>::value_type,
+                               typename impl::expr_t<B>::value_type>;
+  auto x = impl::as_type<T>(impl::as_expr(a));
+  auto y = impl::as_type<T>(impl::as_expr(b));
+  return matmul_node<decltype(x), decltype(y)>(x, y);
 }
 
 /// `transpose(A)`: (M x N) -> (N x M).

@@ -50,4 +50,14 @@ TESSERA_UNARY_OP(relu, (a > A(0) ? a : A(0)), "relu")
 TESSERA_UNARY_OP(square, a* a, "square")
 #undef TESSERA_UNARY_OP
 
+/// Conversion to T (inserted by matmul around operands of another element type).
+template <class T>
+struct cast {
+  static constexpr const char* symbol = "cast";
+  template <class A>
+  TESSERA_FORCEINLINE T operator()(const A& a) const {
+    return static_cast<T>(a);
+  }
+};
+
 }  // namespace tessera::ops

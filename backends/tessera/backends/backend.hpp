@@ -1,0 +1,23 @@
+/// \file backend.hpp
+/// \brief The backends, one folder each, included when Kokkos has the execution space (the
+///        Kokkos pattern: core/src/<Backend>/ under KOKKOS_ENABLE_<BACKEND>). CPU backends share
+///        the host/ kernel family, GPU backends the gpu/ family; everything else is generic over
+///        the execution space. To add a backend: a folder with a backend.hpp that specialises
+///        `tessera::backends::backend<Space>` (backend_fwd.hpp) and
+///        `tessera::impl::tile_mapping<Space>` (dsl/tile_mapping.hpp), included below.
+#pragma once
+
+#include <tessera/backends/backend_fwd.hpp>
+
+#ifdef KOKKOS_ENABLE_SERIAL
+#include <tessera/backends/serial/backend.hpp>
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+#include <tessera/backends/openmp/backend.hpp>
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+#include <tessera/backends/cuda/backend.hpp>
+#endif
+#ifdef KOKKOS_ENABLE_HIP
+#include <tessera/backends/hip/backend.hpp>
+#endif

@@ -1,0 +1,343 @@
+/// \file eval/evaluators.hpp
+/// \brief Device evaluators of Tier 1 expression nodes: small, trivially copyable values that a
+///        kernel of any backend calls per element. Built on the host from an expression and the
+///        plan's fusion decisions (each node's role: inline, fused core, staged, temporary).
+///
+/// Interface of an evaluator `ev` of a rank-N node, inside a kernel with context `c`:
+///  * `ev.flat(c, k)` — element k of the row-major order (only when the plan says every operand
+///    is contiguous, `kernel_plan` of the elementwise family);
+///  * `ev.at(c, idx)` — element at index<N> idx; rank 2 also `ev.at(c, i, j)`;
+///  * `ev.visit_staged(f)` — calls f(t) for every transpose staged by this kernel.
+/// The context carries what the fused kernel computed for this element: `c.acc` (the value of
+/// the kernel's matmul / tile_reduce core) and the staged tiles (`c.staged[slot]`, leading
+/// dimension `c.ld`, origin `c.oi`, `c.oj` of the output block).
+#pragma once
+
+#include <tessera/codegen/build_graph.hpp>
+#include <tessera/codegen/passes/fusion.hpp>
+#include <tessera/dsl/expr/nodes.hpp>
+
+#include <Kokkos_Core.hpp>
+
+namespace tessera::backends::eval {
+
+using codegen::node_role;
+
+/// Per-kernel, per-element context. S = staged slots (transposes in the expression, >= 1);
+/// OutputOrder: staged tiles are stored in output order (CPU kernels) rather than transposed
+/// (GPU kernels).
+template <class Acc, int S, bool OutputOrder = false>
+struct ectx {
+  static constexpr bool output_order = OutputOrder;
+  Acc acc{};
+  void* staged[S] = {};
+  int ld = 0;
+  index_type oi = 0, oj = 0;
+};
+
+/// A temporary holding the value of a materialized node (rank 2, contiguous), by node id.
+struct temp_slot {
+  Kokkos::View<char*, memory_space> mem;
+  index_type rows = 0, cols = 0;
+  template <class T>
+  T* data() const {
+    return reinterpret_cast<T*>(mem.data());
+  }
+};
+
+/// Host-side inputs for building evaluators: roles and temporaries chosen by the lowering.
+struct build_ctx {
+  const node_role* roles;  ///< per node (fusion's decisions)
+  int root = -1;           ///< this kernel's root, whose role is root_role in this kernel
+  node_role root_role = node_role::inline_elementwise;
+  const temp_slot* temps;  ///< per node id
+  const int* slot;         ///< per node id: staged slot of a staged transpose
+  node_role role(int id) const { return id == root ? root_role : roles[id]; }
+};
+
+template <class E>
+struct eval;
+
+template <class E>
+eval<E> make_eval(const E& e, int id, const build_ctx& b) {
+  return eval<E>(e, id, b);
+}
+
+/// Builds the evaluators of e's children: ids follow pre-order (child k's id is its parent's
+/// id + 1 + the sizes of the earlier children).
+template <class E, class F>
+void for_each_child_id(const E& e, int id, F&& f) {
+  int next = id + 1;
+  codegen::for_each_child(e, [&](const auto& c) {
+    f(c, next);
+    next += codegen::node_count<std::remove_cvref_t<decltype(c)>>();
+  });
+}
+/// Pre-order id of child K of node E whose id is `id`.
+template <int K, class E>
+constexpr int child_id(int id) {
+  return id + 1 + codegen::nodes_before_child<E, K>();
+}
+
+template <class A>
+struct eval<terminal<A>> {
+  using T = std::remove_const_t<typename A::value_type>;
+  static constexpr int N = A::rank;
+  tessera::impl::strided_ref<const T, N> r;
+  eval() = default;
+  eval(const terminal<A>& e, int, const build_ctx&) {
+    const auto x = e.a.ref();
+    r.p = x.p;
+    for (int d = 0; d < N; ++d) r.s[d] = x.s[d];
+  }
+  template <class C>
+  TESSERA_FORCEINLINE T flat(const C&, index_type k) const {
+    return r.p[k];
+  }
+  template <class C>
+  TESSERA_FORCEINLINE T at(const C&, const index<N>& i) const {
+    return r.at(i);
+  }
+  template <class C>
+  TESSERA_FORCEINLINE T at(const C&, index_type i, index_type j) const {
+    return r.p[i * r.s[0] + j];
+  }
+  /// Rank 2: the first element of row i and the row stride, for block copies.
+  TESSERA_FORCEINLINE const T* row_ptr(index_type i) const { return r.p + i * r.s[0]; }
+  TESSERA_FORCEINLINE index_type row_stride() const { return r.s[0]; }
+  template <class F>
+  TESSERA_INLINE void visit_staged(F&&) const {}
+};
+
+template <class T>
+struct eval<scalar_node<T>> {
+  T value{};
+  eval() = default;
+  eval(const scalar_node<T>& e, int, const build_ctx&) : value(e.value) {}
+  template <class C>
+  TESSERA_FORCEINLINE T flat(const C&, index_type) const {
+    return value;
+  }
+  template <class C, int N>
+  TESSERA_FORCEINLINE T at(const C&, const index<N>&) const {
+    return value;
+  }
+  template <class C>
+  TESSERA_FORCEINLINE T at(const C&, index_type, index_type) const {
+    return value;
+  }
+  template <class F>
+  TESSERA_INLINE void visit_staged(F&&) const {}
+};
+
+template <class Op, class A>
+struct eval<unary_node<Op, A>> {
+  eval<A> a;
+  eval() = default;
+  eval(const unary_node<Op, A>& e, int id, const build_ctx& b)
+      : a(make_eval(e.a, child_id<0, unary_node<Op, A>>(id), b)) {}
+  template <class C>
+  TESSERA_FORCEINLINE auto flat(const C& c, index_type k) const {
+    return Op{}(a.flat(c, k));
+  }
+  template <class C, int N>
+  TESSERA_FORCEINLINE auto at(const C& c, const index<N>& i) const {
+    return Op{}(a.at(c, i));
+  }
+  template <class C>
+  TESSERA_FORCEINLINE auto at(const C& c, index_type i, index_type j) const {
+    return Op{}(a.at(c, i, j));
+  }
+  template <class F>
+  TESSERA_INLINE void visit_staged(F&& f) const {
+    a.visit_staged(f);
+  }
+};
+
+template <class Op, class A, class B>
+struct eval<binary_node<Op, A, B>> {
+  using node = binary_node<Op, A, B>;
+  eval<A> a;
+  eval<B> b;
+  eval() = default;
+  eval(const node& e, int id, const build_ctx& bc)
+      : a(make_eval(e.a, child_id<0, node>(id), bc)), b(make_eval(e.b, child_id<1, node>(id), bc)) {}
+  template <class C>
+  TESSERA_FORCEINLINE auto flat(const C& c, index_type k) const {
+    return Op{}(a.flat(c, k), b.flat(c, k));
+  }
+  template <class C, int N>
+  TESSERA_FORCEINLINE auto at(const C& c, const index<N>& i) const {
+    return Op{}(a.at(c, i), b.at(c, i));
+  }
+  template <class C>
+  TESSERA_FORCEINLINE auto at(const C& c, index_type i, index_type j) const {
+    return Op{}(a.at(c, i, j), b.at(c, i, j));
+  }
+  template <class F>
+  TESSERA_INLINE void visit_staged(F&& f) const {
+    a.visit_staged(f);
+    b.visit_staged(f);
+  }
+};
+
+template <class Cn, class A, class B>
+struct eval<where_node<Cn, A, B>> {
+  using node = where_node<Cn, A, B>;
+  using T = typename node::value_type;
+  eval<Cn> c;
+  eval<A> a;
+  eval<B> b;
+  eval() = default;
+  eval(const node& e, int id, const build_ctx& bc)
+      : c(make_eval(e.c, child_id<0, node>(id), bc)),
+        a(make_eval(e.a, child_id<1, node>(id), bc)),
+        b(make_eval(e.b, child_id<2, node>(id), bc)) {}
+  template <class C>
+  TESSERA_FORCEINLINE T flat(const C& x, index_type k) const {
+    return c.flat(x, k) ? T(a.flat(x, k)) : T(b.flat(x, k));
+  }
+  template <class C, int N>
+  TESSERA_FORCEINLINE T at(const C& x, const index<N>& i) const {
+    return c.at(x, i) ? T(a.at(x, i)) : T(b.at(x, i));
+  }
+  template <class C>
+  TESSERA_FORCEINLINE T at(const C& x, index_type i, index_type j) const {
+    return c.at(x, i, j) ? T(a.at(x, i, j)) : T(b.at(x, i, j));
+  }
+  template <class F>
+  TESSERA_INLINE void visit_staged(F&& f) const {
+    c.visit_staged(f);
+    a.visit_staged(f);
+    b.visit_staged(f);
+  }
+};
+
+/// Common part of matmul / tile_reduce evaluators: a node that is either the fused core
+/// (value = ctx.acc) or materialized in a temporary.
+template <class T>
+struct special_eval {
+  bool core = false;
+  const T* tmp = nullptr;
+  index_type ld = 0;
+  void init(int id, const build_ctx& b) {
+    const node_role r = b.role(id);
+    core = r == node_role::core;
+    if (r == node_role::materialized) {
+      tmp = b.temps[id].template data<T>();
+      ld = b.temps[id].cols;
+    }
+  }
+  template <class C>
+  TESSERA_FORCEINLINE T flat(const C&, index_type k) const {
+    return tmp[k];
+  }
+  template <class C>
+  TESSERA_FORCEINLINE T at(const C& c, index_type i, index_type j) const {
+    return core ? T(c.acc) : tmp[i * ld + j];
+  }
+  template <class C>
+  TESSERA_FORCEINLINE T at(const C& c, const index<2>& i) const {
+    return at(c, i[0], i[1]);
+  }
+  template <class F>
+  TESSERA_INLINE void visit_staged(F&&) const {}
+};
+
+template <class A, class B>
+struct eval<matmul_node<A, B>> : special_eval<typename matmul_node<A, B>::value_type> {
+  eval() = default;
+  eval(const matmul_node<A, B>&, int id, const build_ctx& b) { this->init(id, b); }
+};
+template <int R, int C, class Op, class A, bool M>
+struct eval<tile_reduce_node<R, C, Op, A, M>>
+    : special_eval<typename tile_reduce_node<R, C, Op, A, M>::value_type> {
+  eval() = default;
+  eval(const tile_reduce_node<R, C, Op, A, M>&, int id, const build_ctx& b) { this->init(id, b); }
+};
+
+/// A transpose: staged through scratch by this kernel (read from c.staged[slot]), or
+/// materialized in a temporary.
+template <class A>
+struct eval<transpose_node<A>> {
+  using T = typename A::value_type;
+  bool staged = false;
+  int slot = 0;
+  const T* tmp = nullptr;
+  index_type tmp_ld = 0;
+  eval<A> child;
+  extent<2> in_ext;
+  eval() = default;
+  eval(const transpose_node<A>& e, int id, const build_ctx& b) : in_ext(e.a.get_extent()) {
+    const node_role r = b.role(id);
+    if (r == node_role::materialized) {
+      tmp = b.temps[id].template data<T>();
+      tmp_ld = b.temps[id].cols;
+    } else {
+      staged = true;
+      slot = b.slot[id];
+      child = make_eval(e.a, child_id<0, transpose_node<A>>(id), b);
+    }
+  }
+  template <class C>
+  TESSERA_FORCEINLINE T flat(const C&, index_type k) const {
+    return tmp[k];
+  }
+  template <class C>
+  TESSERA_FORCEINLINE T at(const C& c, const index<2>& i) const {
+    return at(c, i[0], i[1]);
+  }
+  /// The staged tile holds the output block at (c.oi, c.oj); its layout is the kernel's: GPU
+  /// kernels store it transposed (stage_row: s[j - oj][i - oi]), CPU kernels in output order
+  /// (stage_block: s[i - oi][j - oj]); C::output_order says which.
+  template <class C>
+  TESSERA_FORCEINLINE T at(const C& c, index_type i, index_type j) const {
+    if constexpr (C::output_order) {
+      // The slot pointer is read unconditionally and one row pointer serves both cases, so
+      // the compiler hoists it out of the loop over j and the loads stay contiguous.
+      const T* sp = static_cast<const T*>(c.staged[slot]);
+      const T* row = staged ? sp + (i - c.oi) * c.ld - c.oj : tmp + i * tmp_ld;
+      return row[j];
+    } else {
+      if (!staged) return tmp[i * tmp_ld + j];
+      return static_cast<const T*>(c.staged[slot])[(j - c.oj) * c.ld + (i - c.oi)];
+    }
+  }
+  /// Calls f(*this) when this transpose is staged in the kernel; its operand is read directly
+  /// by the staging code, so the visit stops here.
+  template <class F>
+  TESSERA_INLINE void visit_staged(F&& f) const {
+    if (staged) f(*this);
+  }
+  /// Stages row r of the operand block: staged[r][ii] = in(oj + r, oi + ii), ii < n, a
+  /// contiguous read of the operand's row (GPU layout). Rows past the operand are skipped.
+  template <class Cx>
+  TESSERA_INLINE void stage_row(Cx& c, index_type r, index_type ii) const {
+    const index_type row = c.oj + r, col = c.oi + ii;
+    if (row < in_ext[0] && col < in_ext[1])
+      static_cast<T*>(c.staged[slot])[r * c.ld + ii] = T(child.at(c, row, col));
+  }
+};
+
+/// The number of staged slots an expression type needs (its transposes, at least 1).
+template <class E>
+inline constexpr int staged_slots = codegen::kind_count<E, node_kind::transpose>() > 0
+                                        ? codegen::kind_count<E, node_kind::transpose>()
+                                        : 1;
+
+/// Finds the node with pre-order id `target` under `e` (whose id is `id`) and calls f(node, id).
+template <class E, class F>
+bool with_node(const E& e, int id, int target, F&& f) {
+  if (id == target) {
+    f(e, id);
+    return true;
+  }
+  bool found = false;
+  for_each_child_id(e, id, [&](const auto& c, int cid) {
+    if (!found && target >= cid && target < cid + codegen::node_count<std::remove_cvref_t<decltype(c)>>())
+      found = with_node(c, cid, target, f);
+  });
+  return found;
+}
+
+}  // namespace tessera::backends::eval

@@ -1,0 +1,384 @@
+/// \file execute.hpp
+/// \brief Tier 1 execution, generic over the execution space: finds the expression's plan in
+///        the plan cache (lowering it on first use), allocates the temporaries the plan names,
+///        builds the device evaluators and hands each kernel to the backend's implementation of
+///        its family, which launches it as planned. Public entry points: `array = expr`,
+///        `assign(exec, dst, expr)`, `eval(expr)`, `explain(expr)`, `plan(expr)`, and the
+///        reductions of expressions.
+#pragma once
+
+#include <tessera/backends/backend_fwd.hpp>
+#include <tessera/backends/eval/evaluators.hpp>
+#include <tessera/backends/kernels/operands.hpp>
+#include <tessera/backends/reduce.hpp>
+#include <tessera/backends/tile_launch.hpp>
+#include <tessera/codegen/plan_cache.hpp>
+#include <tessera/dsl/expr/nodes.hpp>
+
+namespace tessera {
+namespace backends::exec {
+
+using codegen::kernel_spec;
+using eval::build_ctx;
+using eval::temp_slot;
+
+template <class T>
+struct is_matmul : std::false_type {};
+template <class A, class B>
+struct is_matmul<matmul_node<A, B>> : std::true_type {};
+template <class T>
+struct is_tile_reduce : std::false_type {};
+template <int R, int C, class Op, class A, bool M>
+struct is_tile_reduce<tile_reduce_node<R, C, Op, A, M>> : std::true_type {};
+
+/// True when E is transpose(plain array of element type T): the CPU kernel then moves blocks
+/// from the operand straight to the output.
+template <class E, class T>
+struct is_plain_transpose : std::false_type {};
+template <class A, class T>
+struct is_plain_transpose<transpose_node<terminal<A>>, T>
+    : std::is_same<std::remove_const_t<typename A::value_type>, T> {};
+
+/// The target of the backend of Space, and the part of it plans depend on per process.
+template <class Space>
+codegen::target make_target() {
+  return backend<Space>::make_target();
+}
+template <class Space>
+std::uint64_t target_key(const Space& exec) {
+  return std::uint64_t(exec.concurrency());
+}
+
+/// Brings every array_view terminal of e to the device before kernels read it.
+template <class E>
+void sync_inputs(const E& e) {
+  if constexpr (E::kind == node_kind::terminal) {
+    if constexpr (requires { e.a.sync_state(); })
+      if (auto* s = e.a.sync_state()) s->to_device(false);
+  } else {
+    codegen::for_each_child(e, [](const auto& c) { sync_inputs(c); });
+  }
+}
+
+/// A matmul operand as a raw matrix: the array itself (direct) or its temporary.
+template <class A>
+operands::matrix<typename A::value_type> matmul_operand(const A& a, int id, const build_ctx& b) {
+  using T = typename A::value_type;
+  operands::matrix<T> m;
+  const auto x = a.get_extent();
+  m.rows = x[0];
+  m.cols = x[1];
+  if constexpr (A::kind == node_kind::terminal) {
+    if (b.role(id) != codegen::node_role::materialized) {
+      const auto r = a.a.ref();
+      m.p = r.p;
+      m.ld = r.s[0];
+      return m;
+    }
+  }
+  m.p = b.temps[id].template data<T>();
+  m.ld = b.temps[id].cols;
+  return m;
+}
+
+/// Runs kernel `ks` (planned as `kp`), rooted at node `e` (id `id`), into `out` (extent ext).
+template <class Space, int S, class E, class OT, int N>
+void run_kernel(const Space& exec, const E& e, int id, const kernel_spec& ks,
+                const codegen::kernel_plan& kp, const build_ctx& b,
+                const tessera::impl::strided_ref<OT, N>& out, const extent<N>& ext) {
+  using B = backend<Space>;
+  switch (kp.family) {
+    case codegen::kernel_family::tile_kernel:
+      break;
+    case codegen::kernel_family::elementwise:
+      B::template elementwise<S>(exec, kp, eval::make_eval(e, id, b), out, ext);
+      break;
+    case codegen::kernel_family::staged_transpose:
+      if constexpr (N == 2)
+        B::template staged_transpose<S>(exec, kp, eval::make_eval(e, id, b), out, ext,
+                                        is_plain_transpose<E, OT>::value);
+      break;
+    case codegen::kernel_family::matmul:
+      if constexpr (N == 2)
+        eval::with_node(e, id, ks.core, [&](const auto& core, int cid) {
+          using Core = std::remove_cvref_t<decltype(core)>;
+          if constexpr (is_matmul<Core>::value) {
+            const auto A = matmul_operand(core.a, eval::child_id<0, Core>(cid), b);
+            const auto Bm = matmul_operand(core.b, eval::child_id<1, Core>(cid), b);
+            B::template matmul<S>(exec, kp, A, Bm, eval::make_eval(e, id, b), out, ext);
+          }
+        });
+      break;
+    case codegen::kernel_family::tile_reduce:
+      if constexpr (N == 2)
+        eval::with_node(e, id, ks.core, [&](const auto& core, int cid) {
+          using Core = std::remove_cvref_t<decltype(core)>;
+          if constexpr (is_tile_reduce<Core>::value)
+            B::template tile_reduce<S>(exec, kp, core,
+                                       eval::make_eval(core.a, eval::child_id<0, Core>(cid), b),
+                                       eval::make_eval(e, id, b), out, ext);
+        });
+      break;
+  }
+}
+
+/// The temporaries and staged slots of one evaluation, sized by the expression type.
+template <class E>
+struct workspace {
+  static constexpr int nodes = codegen::node_count<E>();
+  std::array<temp_slot, nodes> temps{};
+  int slot[nodes] = {};
+  bool any = false;
+  template <class T>
+  tessera::impl::strided_ref<T, 2> allocate(int id, const extent<2>& x) {
+    temp_slot& t = temps[std::size_t(id)];
+    t.rows = x[0];
+    t.cols = x[1];
+    t.mem = Kokkos::View<char*, memory_space>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::temporary"),
+        std::size_t(x.size()) * sizeof(T));
+    any = true;
+    tessera::impl::strided_ref<T, 2> r;
+    r.p = t.template data<T>();
+    r.s[0] = x[1];
+    r.s[1] = 1;
+    return r;
+  }
+};
+
+/// out[i] = in[i] over extent ext (the alias temporary's copy back).
+template <class T, int N>
+struct copy_back {
+  tessera::impl::strided_ref<T, N> in, out;
+  extent<N> ext;
+  KOKKOS_INLINE_FUNCTION void operator()(index_type k) const {
+    const index<N> i = tessera::impl::unflatten(ext, k);
+    out.at(i) = in.at(i);
+  }
+};
+
+/// Runs every planned kernel of `e`; the last one writes `out` (extent ext), through a
+/// temporary when the plan says the output aliases an input.
+template <class Space, class E, class T, int N>
+void execute(const Space& exec, const codegen::lowered& low, const E& e,
+             const tessera::impl::strided_ref<T, N>& out, const extent<N>& ext) {
+  constexpr int S = eval::staged_slots<E>;
+  workspace<E> ws;
+  sync_inputs(e);
+  for (std::size_t k = 0; k < low.fusion.kernels.size(); ++k) {
+    const kernel_spec& ks = low.fusion.kernels[k];
+    const codegen::kernel_plan& kp = low.plan.kernels[k];
+    int s = 0;
+    for (int n : ks.staged) ws.slot[n] = s++;
+    const build_ctx b{low.fusion.role.data(), ks.root, ks.root_role, ws.temps.data(), ws.slot};
+    if (ks.writes_temporary) {
+      eval::with_node(e, 0, ks.root, [&](const auto& node, int nid) {
+        using Node = std::remove_cvref_t<decltype(node)>;
+        if constexpr (Node::rank == 2) {
+          const auto x = node.get_extent();
+          const auto r = ws.template allocate<typename Node::value_type>(nid, x);
+          run_kernel<Space, S>(exec, node, nid, ks, kp, b, r, x);
+        }
+      });
+    } else if (low.fusion.output_aliases_input) {
+      Kokkos::View<T*, memory_space> tmp(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::alias_temporary"),
+          std::size_t(ext.size()));
+      tessera::impl::strided_ref<T, N> r;
+      r.p = tmp.data();
+      tessera::impl::contiguous_strides(ext, r.s);
+      run_kernel<Space, S>(exec, e, 0, ks, kp, b, r, ext);
+      Kokkos::parallel_for(
+          "tessera::alias copy",
+          Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, ext.size()),
+          copy_back<T, N>{r, out, ext});
+      ws.any = true;
+    } else {
+      run_kernel<Space, S>(exec, e, 0, ks, kp, b, out, ext);
+    }
+  }
+  // Temporaries are freed when this returns: let the kernels that read them finish first.
+  if (ws.any) exec.fence();
+}
+
+/// The plan of `e` assigned to memory `dst` (nullptr: a fresh array).
+template <class Space, class E>
+std::shared_ptr<const codegen::lowered> plan_of(const Space& exec, const E& e,
+                                                const tessera::impl::captured_buffer* dst) {
+  return codegen::plan_cache<E>::get(e, dst, target_key(exec), [] { return make_target<Space>(); });
+}
+
+}  // namespace backends::exec
+
+/// Evaluates `e` into `dst` with as few kernels as the code generator can fuse, on execution
+/// space instance `exec` (asynchronous unless temporaries were needed). `dst` may overlap
+/// operands of `e`: a temporary is used where a kernel would read what it already wrote.
+/// \throws shape_error when dst's extent differs from e's (dst untouched); usage_error when
+///         Kokkos is not running; resource_error when a kernel's scratch exceeds the backend's
+///         limit — all before any kernel runs
+template <class T, int N, class E>
+requires requires {
+  typename E::tessera_expression_tag;
+}
+void assign(const execution_space& exec, const array<T, N>& dst, const E& e) {
+  static_assert(E::rank == N, "tessera::assign: an expression of another rank than the array");
+  if (!(dst.extent == e.get_extent()))
+    throw shape_error("tessera::operator=: destination extent " + to_string(dst.extent) +
+                      " differs from the expression's " + to_string(e.get_extent()));
+  tessera::impl::require_runtime("tessera::operator=");
+  if (dst.extent.size() == 0) return;
+  const auto mem = dst.describe_memory();
+  const auto low = backends::exec::plan_of(exec, e, &mem);
+  backends::impl::profiling_region region(low->plan.kernels.back().label);
+  backends::exec::execute(exec, *low, e, dst.ref(), dst.extent);
+}
+template <class T, int N, class E>
+requires requires {
+  typename E::tessera_expression_tag;
+}
+void assign(const array<T, N>& dst, const E& e) {
+  assign(execution_space(), dst, e);
+}
+
+template <class T, int N>
+template <class E>
+requires requires {
+  typename E::tessera_expression_tag;
+}
+array<T, N>& array<T, N>::operator=(const E& e) {
+  // A default-constructed array adopts the expression's extent, empty or not.
+  if (v_.data() == nullptr && extent.size() == 0 && !(extent == e.get_extent()))
+    *this = array(e.get_extent());
+  assign(*this, e);
+  return *this;
+}
+template <class T, int N>
+template <class E>
+requires requires {
+  typename E::tessera_expression_tag;
+}
+array<T, N>::array(const E& e) : array(e.get_extent()) {
+  assign(*this, e);
+}
+
+/// Evaluates an expression into a new array (element type: the expression's value_type), on
+/// `exec`. \throws as assign
+template <class E>
+requires requires {
+  typename E::tessera_expression_tag;
+}
+auto eval(const execution_space& exec, const E& e) {
+  array<typename E::value_type, E::rank> out(e.get_extent());
+  assign(exec, out, e);
+  return out;
+}
+template <class E>
+requires requires {
+  typename E::tessera_expression_tag;
+}
+auto eval(const E& e) {
+  return eval(execution_space(), e);
+}
+
+/// The program plan of an expression (assigned to a fresh array) as a value: the kernels in
+/// execution order, exactly as an assignment launches them. Nothing runs; nothing is timed.
+template <class E>
+requires requires {
+  typename E::tessera_expression_tag;
+}
+codegen::program_plan plan(const E& e) {
+  tessera::impl::require_runtime("tessera::plan");
+  return backends::exec::plan_of(execution_space(), e, nullptr)->plan;
+}
+/// The same plan as text: kernels with league/team/vector sizes, scratch bytes per level,
+/// every buffer's memory space, barriers and the hazards they resolve, fusion notes.
+template <class E>
+requires requires {
+  typename E::tessera_expression_tag;
+}
+std::string explain(const E& e) {
+  return codegen::to_string(plan(e));
+}
+
+namespace backends::exec {
+/// A readable (see readable.hpp) view of an expression: its non-elementwise parts are
+/// materialized first (each by its own fused kernels); the rest is evaluated element by element
+/// inside the consumer's kernel, so `sum(A * B)` reads A and B once and writes nothing.
+template <class E>
+struct expression_reader {
+  static constexpr int rank = E::rank;
+  eval::eval<E> ev;
+  extent<rank> ext;
+  bool flat = true;
+  using ctx = eval::ectx<char, 1>;
+  extent<rank> get_extent() const { return ext; }
+  TESSERA_FORCEINLINE auto operator()(index_type i) const requires(rank == 1) {
+    return ev.at(ctx{}, index<1>(i));
+  }
+  TESSERA_FORCEINLINE auto operator()(index_type i, index_type j) const requires(rank == 2) {
+    return ev.at(ctx{}, index<2>(i, j));
+  }
+  TESSERA_FORCEINLINE auto operator()(index_type i, index_type j, index_type k) const
+      requires(rank == 3) {
+    return ev.at(ctx{}, index<3>(i, j, k));
+  }
+};
+
+/// Owns the temporaries of an expression_reader (host side) for the duration of a call.
+template <class E>
+struct reader_scope {
+  static constexpr int nodes = codegen::node_count<E>();
+  std::array<codegen::node_role, nodes> roles{};
+  workspace<E> ws;
+  expression_reader<E> reader;
+  explicit reader_scope(const E& e) {
+    sync_inputs(e);
+    materialize(e, 0);
+    reader.ev = eval::make_eval(e, 0, build_ctx{roles.data(), -1, {}, ws.temps.data(), ws.slot});
+    reader.ext = e.get_extent();
+  }
+  template <class N>
+  void materialize(const N& n, int id) {
+    if constexpr (is_elementwise(N::kind)) {
+      eval::for_each_child_id(n, id, [&](const auto& c, int cid) { materialize(c, cid); });
+    } else {
+      const auto x = n.get_extent();
+      const auto r = ws.template allocate<typename N::value_type>(id, x);
+      if (x.size() > 0) {
+        const execution_space exec;
+        execute(exec, *plan_of(exec, n, nullptr), n, r, x);
+      }
+      roles[std::size_t(id)] = codegen::node_role::materialized;
+    }
+  }
+};
+}  // namespace backends::exec
+
+/// Reductions of expressions: the expression is read element by element inside the reduction
+/// (fused; non-elementwise parts such as matmul are materialized first). Same results,
+/// accuracy and errors as the array overloads in reduce.hpp.
+#define TESSERA_EXPR_REDUCTION(fn)                                         \
+  template <class E, class... Args>                                        \
+  requires requires {                                                      \
+    typename E::tessera_expression_tag;                                    \
+  }                                                                        \
+  auto fn(const E& e, const Args&... args) {                               \
+    backends::exec::reader_scope<E> scope(e);                              \
+    return fn(scope.reader, args...);                                      \
+  }                                                                        \
+  template <class E, class... Args>                                        \
+  requires requires {                                                      \
+    typename E::tessera_expression_tag;                                    \
+  }                                                                        \
+  auto fn(const execution_space& exec, const E& e, const Args&... args) { \
+    backends::exec::reader_scope<E> scope(e);                              \
+    return fn(exec, scope.reader, args...);                                \
+  }
+TESSERA_EXPR_REDUCTION(sum)
+TESSERA_EXPR_REDUCTION(mean)
+TESSERA_EXPR_REDUCTION(min_value)
+TESSERA_EXPR_REDUCTION(max_value)
+TESSERA_EXPR_REDUCTION(reduce)
+#undef TESSERA_EXPR_REDUCTION
+
+}  // namespace tessera

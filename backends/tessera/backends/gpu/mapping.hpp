@@ -1,0 +1,52 @@
+/// \file gpu/mapping.hpp
+/// \brief How a tile runs on a GPU backend (CUDA, HIP): one team member (GPU thread) per
+///        logical thread, so a phase is one TeamThreadRange over the tile and tile_local is one
+///        register per member; barriers are team barriers, preceded by a memory fence when they
+///        order global memory (team_barrier alone orders team scratch).
+#pragma once
+
+#include <tessera/dsl/host_context.hpp>
+#include <tessera/dsl/index.hpp>
+
+namespace tessera::backends::gpu {
+
+/// tessera::impl::tile_mapping for a GPU execution space (see dsl/tile_mapping.hpp).
+template <class Space>
+struct tile_mapping {
+  using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
+  static constexpr bool thread_per_logical = true;
+  template <int L>
+  static constexpr int local_slots = 1;
+
+  template <int... T, class F>
+  TESSERA_FORCEINLINE static void for_each(const member_type& team, const F& f) {
+    constexpr int rank = sizeof...(T);
+    constexpr int L = (T * ...);
+    [[maybe_unused]] constexpr int d[3] = {T...};
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](int l) {
+      if constexpr (rank == 1)
+        f(index<1>(l));
+      else if constexpr (rank == 2)
+        f(index<2>(l / d[1], l % d[1]));
+      else
+        f(index<3>(l / (d[1] * d[2]), (l / d[2]) % d[1], l % d[2]));
+    });
+  }
+  TESSERA_FORCEINLINE static void barrier(const member_type& team, tessera::impl::fence_kind f) {
+    if (tessera::impl::fences_global(f)) Kokkos::memory_fence();
+    team.team_barrier();
+  }
+  /// A fence in tile-uniform code is a phase boundary for its memory: every logical thread
+  /// passes it together (warp-synchronous code written as phases stays correct on GPUs whose
+  /// warps do not run in lockstep).
+  TESSERA_FORCEINLINE static void fence(const member_type& team, tessera::impl::fence_kind f) {
+    Kokkos::memory_fence();
+    team.team_barrier();
+    (void)f;
+  }
+  TESSERA_FORCEINLINE static void thread_fence(tessera::impl::fence_kind) {
+    Kokkos::memory_fence();
+  }
+};
+
+}  // namespace tessera::backends::gpu

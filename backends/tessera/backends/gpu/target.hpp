@@ -1,0 +1,43 @@
+/// \file gpu/target.hpp
+/// \brief The code generator's target description of a GPU backend: scratch (shared memory /
+///        LDS) limits, one member per logical thread, staged transposes padded against bank
+///        conflicts, the register-blocked matmul's blocking.
+#pragma once
+
+#include <tessera/codegen/expr_graph.hpp>
+#include <tessera/dsl/config.hpp>
+
+namespace tessera::backends::gpu {
+
+/// tile_local bytes a logical thread may hold (registers, spilling to local memory).
+inline constexpr std::size_t tile_local_limit_bytes = 16 * 1024;
+
+template <class Space>
+codegen::target make_target() {
+  using policy = Kokkos::TeamPolicy<Space>;
+  codegen::target t;
+  t.backend = Space::name();
+  t.thread_per_logical = true;
+  t.scratch_max[0] = static_cast<std::size_t>(policy::scratch_size_max(0));
+  t.scratch_max[1] = static_cast<std::size_t>(policy::scratch_size_max(1));
+  t.max_team_size = 256;
+  t.concurrency = Space().concurrency();
+  t.tile_local_max = tile_local_limit_bytes;
+  t.tile_local_per_thread = true;
+  t.transpose_tile[0] = 32;
+  t.transpose_tile[1] = 32;
+  t.staged_block = 0;
+  t.staged_pad = 1;  // 33-element rows: a column of the staged tile spans every bank
+  t.streaming_store_min_bytes = 0;
+  t.packed_matmul = false;
+  t.matmul_tile = 16;
+  t.gpu_mm_bm = 64;
+  t.gpu_mm_bn = 64;
+  t.gpu_mm_bk = 16;
+  t.gpu_mm_tm = 4;
+  t.gpu_mm_tn = 4;
+  t.tile_reduce_team = 128;
+  return t;
+}
+
+}  // namespace tessera::backends::gpu

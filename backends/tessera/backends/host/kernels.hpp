@@ -1,0 +1,252 @@
+/// \file host/kernels.hpp
+/// \brief The Tier 1 kernel families on CPU backends (Serial, OpenMP), launched as their plans
+///        say: fused elementwise chains (flat vector loops, streaming stores for outputs larger
+///        than the cache), staged transposes (16 x 16 register blocks), the packed matmul with
+///        its fused epilogue, and tile_reduce (several output rows streaming at once).
+#pragma once
+
+#include <tessera/backends/eval/evaluators.hpp>
+#include <tessera/backends/host/gemm.hpp>
+#include <tessera/backends/host/transpose.hpp>
+#include <tessera/backends/kernels/operands.hpp>
+#include <tessera/codegen/kernel_plan.hpp>
+
+namespace tessera::backends::host {
+
+/// op-combines v[0..N) pairwise (v[k] = op(v[k], v[k + n - n/2]) with halving n) and returns
+/// the result: log2(N) vectorizable steps instead of a serial fold. Overwrites v.
+template <int N, class T, class Op>
+TESSERA_HOST_FORCEINLINE T tree_combine(T* v, const Op& op) {
+  for (int n = N; n > 1;) {
+    const int h = n / 2;
+    for (int k = 0; k < h; ++k) v[k] = op(v[k], v[k + n - h]);
+    n -= h;
+  }
+  return v[0];
+}
+
+/// The CPU kernel families of execution space Space (see backends/backend.hpp for the
+/// interface every backend implements).
+template <class Space>
+struct kernels {
+  template <class Acc, int S>
+  using ctx = eval::ectx<Acc, S, true>;  // staged tiles in output order
+  using range = Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>;
+
+  /// out = ev elementwise (out: extent ext, row-major, last dimension contiguous).
+  template <int S, class Ev, class T, int N>
+  static void elementwise(const Space& exec, const codegen::kernel_plan& k, const Ev& ev,
+                          const tessera::impl::strided_ref<T, N>& out, const extent<N>& ext) {
+    const index_type n = ext.size();
+    if (n == 0) return;
+    if (!k.flat_index) {
+      // Some operand is a section: rows of the last dimension, each a contiguous vector loop.
+      const index_type cols = ext[N - 1], rows = n / cols;
+      Kokkos::parallel_for(k.label, range(exec, 0, rows), [=](index_type r) {
+        const ctx<char, S> c;
+        index<N> i = tessera::impl::unflatten(ext, r * cols);
+        T* o = &out.at(i);
+        for (index_type j = 0; j < cols; ++j) {
+          i[N - 1] = j;
+          o[j] = static_cast<T>(ev.at(c, i));
+        }
+      });
+      return;
+    }
+    T* o = out.p;
+    if (k.streaming_stores && streamable(o)) {
+      // Outputs larger than the cache are written in whole lines with streaming stores (no
+      // read-for-ownership: 2A + 3B - C moves 4 arrays instead of 5). Chunks of 4096 elements
+      // (the plan's league), each ending with a store fence on the thread that wrote it.
+      constexpr int B = transpose_block_size;
+      constexpr index_type chunk = 4096;
+      Kokkos::parallel_for(k.label, range(exec, 0, k.league_size), [=](index_type ch) {
+        const ctx<char, S> c;
+        const index_type k0 = ch * chunk, k1 = k0 + chunk < n ? k0 + chunk : n;
+        // Evaluate 256 elements into an L1-resident buffer (a plain loop that vectorizes),
+        // then stream it out line by line.
+        constexpr int L = 16 * B;
+        index_type q = k0;
+        for (; q + L <= k1; q += L) {
+          alignas(64) T buf[L];
+          for (int j = 0; j < L; ++j) buf[j] = static_cast<T>(ev.flat(c, q + j));
+          for (int j = 0; j < L; j += B) store_row(o + q + j, buf + j, true);
+        }
+        for (; q < k1; ++q) o[q] = static_cast<T>(ev.flat(c, q));
+        store_fence();
+      });
+      return;
+    }
+    Kokkos::parallel_for(k.label, range(exec, 0, n), [=](index_type q) {
+      o[q] = static_cast<T>(ev.flat(ctx<char, S>{}, q));
+    });
+  }
+
+  /// Staged transposes: each tile (plan.tile) is walked in B x B blocks (B = plan.staged_block);
+  /// every staged operand block is transposed into its scratch slot through vector registers,
+  /// then each output row of the block (one or two cache lines) is evaluated into a line and
+  /// stored whole, streaming when the plan says so. One team member per tile, so the stage ->
+  /// evaluate order (the plan's barrier) is program order.
+  template <int S, class Ev, class T>
+  static void staged_transpose(const Space& exec, const codegen::kernel_plan& k, const Ev& ev,
+                               const tessera::impl::strided_ref<T, 2>& out, const extent<2>& ext,
+                               bool pure_transpose) {
+    constexpr int B = transpose_block_size;
+    if (k.staged_block != B)
+      throw error("tessera: staged-transpose plan with block " + std::to_string(k.staged_block) +
+                  " for a kernel built for " + std::to_string(B));
+    const index_type th = k.tile[0], tw = k.tile[1];
+    const index_type rows = ext[0], cols = ext[1];
+    const index_type tiles_i = k.tiles[0];
+    const auto sc = operands::staged_scratch<S>::from_plan(k);
+    T* const o = out.p;
+    const index_type ldo = out.s[0];
+    const bool stream = k.streaming_stores && streamable(o) && ldo % B == 0 && tw % B == 0;
+    using policy = Kokkos::TeamPolicy<Space>;
+    policy p(exec, static_cast<int>(k.league_size), k.team_size);
+    sc.request(p);
+    Kokkos::parallel_for(k.label, p, [=](const typename policy::member_type& team) {
+      // Tiles down a column of the output first: consecutive teams read the same operand rows.
+      const index_type ti = team.league_rank() % tiles_i, tj = team.league_rank() / tiles_i;
+      const index_type oi = ti * th, oj = tj * tw;
+      ctx<char, S> c;
+      c.ld = B;
+      sc.bind(team, c);
+      const index_type ni = rows - oi < th ? rows - oi : th;
+      const index_type nj = cols - oj < tw ? cols - oj : tw;
+      for (index_type ib = 0; ib < ni; ib += B)
+        for (index_type jb = 0; jb < nj; jb += B) {
+          c.oi = oi + ib;
+          c.oj = oj + jb;
+          const index_type bi = ni - ib < B ? ni - ib : B, bj = nj - jb < B ? nj - jb : B;
+          if (pure_transpose && bi == B && bj == B) {
+            // The kernel is a plain transpose: full blocks go from registers straight to the
+            // output, no scratch bounce.
+            ev.visit_staged([&](const auto& t) {
+              if constexpr (requires { t.child.row_ptr(0); })
+                transpose_block(t.child.row_ptr(c.oj) + c.oi, t.child.row_stride(),
+                                o + c.oi * ldo + c.oj, ldo, stream);
+            });
+            continue;
+          }
+          ev.visit_staged([&](const auto& t) { stage_block(t, c); });
+          if (bj == B) {
+            for (index_type ii = 0; ii < bi; ++ii) {
+              alignas(64) T line[B];
+              const index_type i = c.oi + ii;
+              for (int jj = 0; jj < B; ++jj) line[jj] = static_cast<T>(ev.at(c, i, c.oj + jj));
+              store_row(o + i * ldo + c.oj, line, stream);
+            }
+          } else {
+            for (index_type ii = 0; ii < bi; ++ii)
+              for (index_type jj = 0; jj < bj; ++jj)
+                o[(c.oi + ii) * ldo + c.oj + jj] = static_cast<T>(ev.at(c, c.oi + ii, c.oj + jj));
+          }
+        }
+      if (stream) store_fence();
+    });
+  }
+
+  /// Stages the B x B block of the output at (c.oi, c.oj) of staged transpose `t` in output
+  /// order: staged[ii * B + jj] = in(c.oj + jj, c.oi + ii); a full block of a plain operand
+  /// moves through vector registers, edges element by element (only in-range elements read).
+  template <class Tr, class Cx>
+  TESSERA_HOST_FORCEINLINE static void stage_block(const Tr& t, Cx& c) {
+    constexpr int B = transpose_block_size;
+    using T = typename Tr::T;
+    T* s = static_cast<T*>(c.staged[t.slot]);
+    const index_type nr = t.in_ext[0] - c.oj < B ? t.in_ext[0] - c.oj : B;
+    const index_type nc = t.in_ext[1] - c.oi < B ? t.in_ext[1] - c.oi : B;
+    if constexpr (requires { t.child.row_ptr(0); }) {
+      if (nr == B && nc == B) {
+        transpose_block(t.child.row_ptr(c.oj) + c.oi, t.child.row_stride(), s, B);
+        return;
+      }
+    }
+    for (index_type r = 0; r < nr; ++r)
+      for (index_type ii = 0; ii < nc; ++ii) s[ii * B + r] = T(t.child.at(c, c.oj + r, c.oi + ii));
+  }
+
+  /// The packed matmul core + epilogue (plan.packed_matmul), else the generic tiled form.
+  template <int S, class Ev, class T, class OT>
+  static void matmul(const Space& exec, const codegen::kernel_plan& k,
+                     const operands::matrix<T>& A, const operands::matrix<T>& B, const Ev& ev,
+                     const tessera::impl::strided_ref<OT, 2>& out, const extent<2>& ext) {
+    if constexpr (std::is_same_v<T, OT> && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+      if (k.packed_matmul) {
+        // Packed panels + register-blocked micro-kernel, epilogue on each finished element.
+        host::gemm<T>(
+            exec, ext[0], ext[1], A.cols, A.p, A.ld, B.p, B.ld, out.p, out.s[0],
+            [ev](index_type i, index_type j, T acc) {
+              ctx<T, S> c;
+              c.acc = acc;
+              return static_cast<T>(ev.at(c, i, j));
+            },
+            k.gemm);
+        return;
+      }
+    }
+    if (k.packed_matmul)
+      throw error("tessera: a packed-matmul plan for an element type the packed kernel lacks");
+    operands::tiled_matmul<S, Space>(exec, k, A, B, ev, out, ext);
+  }
+
+  /// tile_reduce core + epilogue (out: rows/R x cols/C): one iteration per group of
+  /// plan.rows_per_team output rows. Narrow tiles (a tile row shorter than a cache line): each
+  /// output combines its R x C entries directly, and the loop over outputs vectorizes. Wide
+  /// tiles: the R rows of a tile accumulate element by element in a register-sized chunk of C
+  /// values, which then combine pairwise. Both read every input element once, in range.
+  template <int S, class Core, class In, class Ev, class OT>
+  static void tile_reduce(const Space& exec, const codegen::kernel_plan& k, const Core& tr,
+                          const In& in, const Ev& ev, const tessera::impl::strided_ref<OT, 2>& out,
+                          const extent<2>& ext) {
+    using T = typename Core::value_type;
+    constexpr int R = Core::rows, C = Core::cols;
+    const auto op = tr.op;
+    const index_type ocols = ext[1], rows = ext[0];
+    constexpr bool narrow = C * sizeof(T) < 64;
+    const int G = k.rows_per_team;
+    const index_type Q = G > 1 ? (narrow ? 64 : 4) : (ocols > 0 ? ocols : 1);
+    Kokkos::parallel_for(k.label, range(exec, 0, k.league_size), [=](index_type ig) {
+      const ctx<char, S> c0;
+      ctx<T, S> c;  // the epilogue's context: c.acc = the tile's combined value
+      auto finish = [&](T a) {
+        if constexpr (Core::mean && std::is_floating_point_v<T>)
+          return T(a * (T(1) / T(R * C)));
+        else if constexpr (Core::mean)
+          return T(a / T(R * C));
+        else
+          return a;
+      };
+      const index_type i0 = ig * G, gn = rows - i0 < G ? rows - i0 : G;
+      for (index_type q0 = 0; q0 < ocols; q0 += Q) {
+        const index_type q1 = ocols - q0 < Q ? ocols : q0 + Q;
+        for (index_type i = i0; i < i0 + gn; ++i) {
+          OT* const orow = out.row(i);
+          if constexpr (narrow) {
+            for (index_type q = q0; q < q1; ++q) {
+              T a = in.at(c0, i * R, q * C);
+              for (int cc = 1; cc < C; ++cc) a = op(a, in.at(c0, i * R, q * C + cc));
+              for (int r = 1; r < R; ++r)
+                for (int cc = 0; cc < C; ++cc) a = op(a, in.at(c0, i * R + r, q * C + cc));
+              c.acc = finish(a);
+              orow[q] = static_cast<OT>(ev.at(c, i, q));
+            }
+          } else {
+            for (index_type q = q0; q < q1; ++q) {
+              T acc[C];
+              for (int cc = 0; cc < C; ++cc) acc[cc] = in.at(c0, i * R, q * C + cc);
+              for (int r = 1; r < R; ++r)
+                for (int cc = 0; cc < C; ++cc)
+                  acc[cc] = op(acc[cc], in.at(c0, i * R + r, q * C + cc));
+              c.acc = finish(tree_combine<C>(acc, op));
+              orow[q] = static_cast<OT>(ev.at(c, i, q));
+            }
+          }
+        }
+      }
+    });
+  }
+};
+
+}  // namespace tessera::backends::host

@@ -1,0 +1,62 @@
+/// \file host/mapping.hpp
+/// \brief How a tile runs on a CPU backend (Serial, OpenMP): one team member per tile, each
+///        phase a loop nest over the tile in program order whose innermost loop (the last tile
+///        dimension) is marked dependence-free for the vectorizer; tiles run concurrently on the
+///        backend's threads (the league). Barriers are program order; tile_local is a U[L]
+///        array on the member's stack.
+#pragma once
+
+#include <tessera/dsl/host_context.hpp>
+#include <tessera/dsl/index.hpp>
+
+#include <atomic>
+
+namespace tessera::backends::host {
+
+/// tessera::impl::tile_mapping for a CPU execution space (see dsl/tile_mapping.hpp).
+template <class Space>
+struct tile_mapping {
+  using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
+  static constexpr bool thread_per_logical = false;
+  template <int L>
+  static constexpr int local_slots = L;
+
+  template <int... T, class F>
+  TESSERA_FORCEINLINE static void for_each(const member_type&, const F& f) {
+    // The team has one member, so a phase is a loop nest in program order. Its logical
+    // threads are independent (a conflict is a race), hence the innermost loop is marked
+    // dependence-free for the vectorizer.
+    constexpr int rank = sizeof...(T);
+    constexpr int d[3] = {T...};
+    if constexpr (rank == 1) {
+      TESSERA_IVDEP
+      for (int i0 = 0; i0 < d[0]; ++i0) f(index<1>(i0));
+    } else if constexpr (rank == 2) {
+      for (int i0 = 0; i0 < d[0]; ++i0) {
+        TESSERA_IVDEP
+        for (int i1 = 0; i1 < d[1]; ++i1) f(index<2>(i0, i1));
+      }
+    } else {
+      for (int i0 = 0; i0 < d[0]; ++i0)
+        for (int i1 = 0; i1 < d[1]; ++i1) {
+          TESSERA_IVDEP
+          for (int i2 = 0; i2 < d[2]; ++i2) f(index<3>(i0, i1, i2));
+        }
+    }
+  }
+  /// One member runs the whole tile: program order already orders its accesses.
+  TESSERA_FORCEINLINE static void barrier(const member_type&, tessera::impl::fence_kind) {}
+  /// Global memory is shared with the tiles other threads run: a hardware fence; tile_static
+  /// memory is private to the member: a compiler fence.
+  TESSERA_FORCEINLINE static void fence(const member_type&, tessera::impl::fence_kind f) {
+    thread_fence(f);
+  }
+  TESSERA_FORCEINLINE static void thread_fence(tessera::impl::fence_kind f) {
+    if (tessera::impl::fences_global(f))
+      Kokkos::memory_fence();
+    else
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+  }
+};
+
+}  // namespace tessera::backends::host

@@ -1,0 +1,53 @@
+/// \file host/target.hpp
+/// \brief The code generator's target description of a CPU backend: scratch limits, tile
+///        mapping, staged-transpose blocking, streaming-store threshold, matmul blocking.
+#pragma once
+
+#include <tessera/backends/host/gemm.hpp>
+#include <tessera/backends/host/transpose.hpp>
+#include <tessera/codegen/expr_graph.hpp>
+
+namespace tessera::backends::host {
+
+/// Tile_local storage a CPU tile may hold: all logical threads' copies live on the stack of
+/// the thread running the tile (8 MiB main-thread stacks; OpenMP worker stacks can be smaller).
+inline constexpr std::size_t tile_local_limit_bytes = std::size_t{1} << 20;
+
+template <class Space>
+codegen::target make_target() {
+  using policy = Kokkos::TeamPolicy<Space>;
+  codegen::target t;
+  t.backend = Space::name();
+  t.thread_per_logical = false;
+  t.scratch_max[0] = static_cast<std::size_t>(policy::scratch_size_max(0));
+  t.scratch_max[1] = static_cast<std::size_t>(policy::scratch_size_max(1));
+  t.max_team_size = 1;
+  t.concurrency = Space().concurrency();
+  t.tile_local_max = tile_local_limit_bytes;
+  t.tile_local_per_thread = false;
+  // 256 x 32 output tiles walked in 16 x 16 blocks: a tile column reads 32 operand rows (a
+  // 1 MiB panel that stays in L2 while the tiles walk down it), and each output row of a block
+  // is one 64-byte line written whole.
+  t.transpose_tile[0] = 256;
+  t.transpose_tile[1] = 32;
+  t.staged_block = transpose_block_size;
+  t.staged_pad = 0;
+  t.streaming_store_min_bytes = streaming_supported ? streaming_store_min_bytes : 0;
+  t.packed_matmul = true;
+  const gemm_blocking f = current_blocking<float>(), d = current_blocking<double>();
+  t.gemm_mc = f.mc;
+  t.gemm_kc = f.kc;
+  t.gemm_nc = f.nc;
+  t.gemm_mr = gemm_mr<float>;
+  t.gemm_nr = gemm_nr<float>;
+  t.gemm_mc_double = d.mc;
+  t.gemm_kc_double = d.kc;
+  t.gemm_nc_double = d.nc;
+  t.gemm_mr_double = gemm_mr<double>;
+  t.gemm_nr_double = gemm_nr<double>;
+  t.gemm_origin = blocking_origin<float>();
+  t.matmul_tile = 16;
+  return t;
+}
+
+}  // namespace tessera::backends::host

@@ -1,0 +1,139 @@
+/// \file kernels/operands.hpp
+/// \brief Pieces every backend's Tier 1 kernels share: raw matrix operands, the staged-tile
+///        scratch layout read from a plan, and the generic tiled matmul (seed 002 as a Tier 2
+///        program), used for element types and schedules the fast matmul kernels do not take.
+#pragma once
+
+#include <tessera/backends/eval/evaluators.hpp>
+#include <tessera/backends/tile_program.hpp>
+#include <tessera/codegen/kernel_plan.hpp>
+
+namespace tessera::backends::operands {
+
+/// A rank-2 operand with contiguous rows: element (i, k) = p[i * ld + k].
+template <class T>
+struct matrix {
+  const T* p = nullptr;
+  index_type ld = 0, rows = 0, cols = 0;
+  TESSERA_FORCEINLINE T operator()(index_type i, index_type k) const { return p[i * ld + k]; }
+};
+
+/// Team scratch of a kernel as planned: the level, the bytes, each scratch buffer's offset (the
+/// plan's scratch buffers, in order; for staged transposes one slot per staged operand). request() sizes a policy (64 spare
+/// bytes for alignment); bind() points a kernel context's staged slots into the team's 64-byte
+/// aligned scratch. S: slots the expression type can need.
+template <int S>
+struct staged_scratch {
+  int level = 0, nslots = 0;
+  std::size_t bytes = 0;
+  std::size_t offs[S] = {};
+  static staged_scratch from_plan(const codegen::kernel_plan& k) {
+    staged_scratch s;
+    s.level = k.scratch_level;
+    s.bytes = k.scratch_bytes[s.level];
+    for (const auto& b : k.buffers)
+      if (b.space == codegen::memory_space_kind::scratch_level0 ||
+          b.space == codegen::memory_space_kind::scratch_level1) {
+        if (s.nslots == S)
+          throw error("tessera: a plan with more scratch buffers (" + k.name +
+                      ") than the kernel's " + std::to_string(S));
+        s.offs[s.nslots++] = b.offset;
+      }
+    return s;
+  }
+  template <class Policy>
+  void request(Policy& p) const {
+    if (bytes) p.set_scratch_size(level, Kokkos::PerTeam(bytes + 64));
+  }
+  /// The team's scratch, 64-byte aligned (nullptr when the plan has none).
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION char* base(const Member& team) const {
+    if (!bytes) return nullptr;
+    auto raw = reinterpret_cast<std::uintptr_t>(team.team_scratch(level).get_shmem(bytes + 64));
+    return reinterpret_cast<char*>((raw + 63) & ~std::uintptr_t{63});
+  }
+  template <class Member, class Cx>
+  KOKKOS_INLINE_FUNCTION void bind(const Member& team, Cx& c) const {
+    char* b = base(team);
+    for (int s = 0; s < nslots; ++s) c.staged[s] = b + offs[s];
+  }
+};
+
+/// The output of a Tier 1 kernel as a tile program's store destination: extent + element.
+template <class T>
+struct output_matrix {
+  tessera::impl::strided_ref<T, 2> ref;
+  tessera::extent<2> extent;
+  TESSERA_FORCEINLINE T& operator[](const index<2>& i) const { return ref.at(i); }
+};
+
+/// The body of the generic tiled matmul (seed 002): two TS x TS tiles in scratch, the program
+/// inserts the two barriers per k-step (read-after-write after the loads, write-after-read
+/// before the next loads); the epilogue runs on in-range elements only.
+template <int TS, int S, class T, class OT, class Ev>
+struct tiled_matmul_body {
+  matrix<T> A, B;
+  Ev ev;
+  output_matrix<OT> out;
+  template <class P>
+  TESSERA_INLINE void operator()(P& p) const {
+    using ti = tiled_index<TS, TS>;
+    const index_type M = A.rows, K = A.cols, N = B.cols;
+    auto at = p.template tile_static<T[TS][TS]>("a_tile");
+    auto bt = p.template tile_static<T[TS][TS]>("b_tile");
+    auto acc = p.template tile_local<T>(T(0), "acc");
+    for (index_type k0 = 0; k0 < K; k0 += TS) {
+      p.load(at, [&](const ti& t) {
+        const index_type i = t.global[0], k = k0 + t.local[1];
+        return (i < M && k < K) ? A(i, k) : T(0);
+      });
+      p.load(bt, [&](const ti& t) {
+        const index_type k = k0 + t.local[0], j = t.global[1];
+        return (k < K && j < N) ? B(k, j) : T(0);
+      });
+      p.compute(reads(at, bt), [&](const ti& t) {
+        T s = acc(t);
+        const T* arow = at.data() + t.local[0] * TS;
+        const T* bcol = bt.data() + t.local[1];
+        for (int k = 0; k < TS; ++k) s += arow[k] * bcol[k * TS];
+        acc(t) = s;
+      });
+    }
+    p.store(out, [&](const ti& t) {
+      eval::ectx<T, S> c;
+      c.acc = acc(t);
+      return static_cast<OT>(ev.at(c, t.global[0], t.global[1]));
+    });
+  }
+};
+
+/// Runs the generic tiled matmul as planned (plan.tile = TS x TS, TS in {8, 16, 32}).
+template <int S, class Space, class T, class OT, class Ev>
+void tiled_matmul(const Space& exec, const codegen::kernel_plan& k, const matrix<T>& A,
+                  const matrix<T>& B, const Ev& ev, const tessera::impl::strided_ref<OT, 2>& out,
+                  const extent<2>& ext) {
+  const output_matrix<OT> o{out, ext};
+  auto run = [&](auto ts) {
+    constexpr int TS = decltype(ts)::value;
+    const auto te = ext.template tile<TS, TS>().pad();
+    const auto body = tile_program(tiled_matmul_body<TS, S, T, OT, Ev>{A, B, ev, o});
+    impl::launch_planned(exec, te, body, k);
+  };
+  switch (k.tile.empty() ? 0 : k.tile[0]) {
+    case 8:
+      run(std::integral_constant<int, 8>{});
+      break;
+    case 16:
+      run(std::integral_constant<int, 16>{});
+      break;
+    case 32:
+      run(std::integral_constant<int, 32>{});
+      break;
+    default:
+      throw shape_error("tessera::matmul: .tile<" +
+                        (k.tile.empty() ? std::string("?") : std::to_string(k.tile[0])) +
+                        ">() is not a tile of the tiled matmul (8, 16 or 32)");
+  }
+}
+
+}  // namespace tessera::backends::operands

@@ -1,0 +1,190 @@
+/// \file build_graph.hpp
+/// \brief Expression tree -> expr_graph, from what each node declares (`kind`, `children()`,
+///        `label()`; dsl/expr/nodes.hpp), and the plan-cache fingerprint of an expression:
+///        everything a plan depends on (node extents, schedules, how its arrays' memory meets
+///        the destination's), in a fixed-size array computed without allocating.
+#pragma once
+
+#include <tessera/codegen/expr_graph.hpp>
+#include <tessera/dsl/host_context.hpp>
+#include <tessera/dsl/index.hpp>
+
+#include <array>
+#include <cstdint>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace tessera::codegen {
+
+/// Calls f(child) for every child of node e, in order.
+template <class E, class F>
+void for_each_child(const E& e, F&& f) {
+  std::apply([&](const auto&... c) { (f(c), ...); }, e.children());
+}
+
+template <class E>
+using children_t = decltype(std::declval<const E&>().children());
+
+/// Nodes in the tree of E (pre-order count), at compile time.
+template <class E>
+constexpr int node_count();
+template <class Tuple, std::size_t... I>
+constexpr int children_node_count(std::index_sequence<I...>) {
+  return (0 + ... + node_count<std::remove_cvref_t<std::tuple_element_t<I, Tuple>>>());
+}
+template <class E>
+constexpr int node_count() {
+  using C = children_t<E>;
+  return 1 + children_node_count<C>(std::make_index_sequence<std::tuple_size_v<C>>{});
+}
+
+/// Nodes in the subtrees of the first K children of E (pre-order: child K's id is E's id + 1 +
+/// this).
+template <class E, int K>
+constexpr int nodes_before_child() {
+  return children_node_count<children_t<E>>(std::make_index_sequence<std::size_t(K)>{});
+}
+
+/// Nodes of kind k in the tree of E.
+template <class E, node_kind K>
+constexpr int kind_count();
+template <class Tuple, node_kind K, std::size_t... I>
+constexpr int children_kind_count(std::index_sequence<I...>) {
+  return (0 + ... + kind_count<std::remove_cvref_t<std::tuple_element_t<I, Tuple>>, K>());
+}
+template <class E, node_kind K>
+constexpr int kind_count() {
+  using C = children_t<E>;
+  return (E::kind == K ? 1 : 0) +
+         children_kind_count<C, K>(std::make_index_sequence<std::tuple_size_v<C>>{});
+}
+
+/// How a terminal's memory `t` relates to the destination's `dst` (nullptr: a fresh array).
+inline overlap classify(const tessera::impl::captured_buffer& t,
+                        const tessera::impl::captured_buffer* dst) {
+  if (!dst) return overlap::none;
+  const std::size_t ts = t.span_bytes(), ds = dst->span_bytes();
+  if (ts == 0 || ds == 0) return overlap::none;
+  const auto tlo = reinterpret_cast<std::uintptr_t>(t.data), dlo =
+                                                               reinterpret_cast<std::uintptr_t>(
+                                                                   dst->data);
+  if (tlo + ts <= dlo || dlo + ds <= tlo) return overlap::none;
+  bool same = t.data == dst->data && t.rank == dst->rank && t.elem_bytes == dst->elem_bytes;
+  for (int d = 0; same && d < t.rank; ++d)
+    same = t.extent[d] == dst->extent[d] && t.stride[d] == dst->stride[d];
+  return same ? overlap::same : overlap::partial;
+}
+
+inline bool contiguous(const tessera::impl::captured_buffer& b) {
+  index_type s = 1;
+  for (int d = b.rank - 1; d >= 0; --d) {
+    if (b.extent[d] > 1 && b.stride[d] != s) return false;
+    s *= b.extent[d];
+  }
+  return true;
+}
+
+namespace detail {
+template <class V>
+void fill_type(graph_node& n) {
+  n.dtype = tessera::impl::scalar_type_name<V>();
+  n.elem_bytes = sizeof(V);
+  n.floating = std::is_floating_point_v<V>;
+}
+
+struct name_table {
+  std::vector<std::pair<const void*, std::string>> names;  // one letter per distinct buffer
+  const std::string& of(const void* p) {
+    for (const auto& [q, s] : names)
+      if (q == p) return s;
+    const std::size_t k = names.size();
+    names.emplace_back(p, std::string(1, char('A' + k % 26)) +
+                              (k >= 26 ? std::to_string(k / 26) : std::string()));
+    return names.back().second;
+  }
+};
+
+template <class E>
+int build(const E& e, expr_graph& g, name_table& names,
+          const tessera::impl::captured_buffer* dst) {
+  const int id = static_cast<int>(g.nodes.size());
+  g.nodes.emplace_back();
+  {
+    graph_node& n = g.nodes[id];
+    n.kind = E::kind;
+    if constexpr (E::rank > 0) {
+      const auto x = e.get_extent();
+      for (int d = 0; d < E::rank; ++d) n.extent.push_back(x[d]);
+    }
+    fill_type<typename E::value_type>(n);
+    for (int d = 0; d < 3; ++d) n.tile[d] = e.sched.tile[d];
+    if constexpr (E::kind == node_kind::terminal) {
+      const auto b = e.a.describe_memory();
+      n.label = names.of(b.data);
+      n.with_output = classify(b, dst);
+      n.contiguous = contiguous(b);
+    } else {
+      n.label = E::label();
+    }
+    if constexpr (E::kind == node_kind::tile_reduce) {
+      n.reduce_tile[0] = E::rows;
+      n.reduce_tile[1] = E::cols;
+    }
+  }
+  for_each_child(e, [&](const auto& c) {
+    const int cid = build(c, g, names, dst);
+    g.nodes[id].children.push_back(cid);
+  });
+  return id;
+}
+}  // namespace detail
+
+/// The graph of expression `e` (pre-order). \param dst [in] the destination's memory, to
+/// classify how each terminal overlaps it (nullptr: a fresh array, no overlap).
+template <class E>
+expr_graph build_graph(const E& e, const tessera::impl::captured_buffer* dst = nullptr) {
+  expr_graph g;
+  g.nodes.reserve(node_count<E>());
+  detail::name_table names;
+  detail::build(e, g, names, dst);
+  return g;
+}
+
+/// Entries of the fingerprint of an expression type E.
+template <class E>
+inline constexpr int fingerprint_size = 8 * node_count<E>();
+
+/// Everything a plan of `e` depends on besides its type: per node its extent (3), schedule (3),
+/// and for terminals how they overlap `dst` and whether they are contiguous; per terminal its
+/// buffer identity class (which terminals share memory). No allocation.
+template <class E>
+std::array<std::int64_t, fingerprint_size<E>> fingerprint(
+    const E& e, const tessera::impl::captured_buffer* dst) {
+  std::array<std::int64_t, fingerprint_size<E>> key{};
+  int k = 0;
+  const void* seen[node_count<E>()] = {};
+  int nseen = 0;
+  auto visit = [&](const auto& self, const auto& n) -> void {
+    using N = std::remove_cvref_t<decltype(n)>;
+    if constexpr (N::rank > 0) {
+      const auto x = n.get_extent();
+      for (int d = 0; d < N::rank; ++d) key[k + d] = x[d];
+    }
+    for (int d = 0; d < 3; ++d) key[k + 3 + d] = n.sched.tile[d];
+    if constexpr (N::kind == node_kind::terminal) {
+      const auto b = n.a.describe_memory();
+      key[k + 6] = static_cast<std::int64_t>(classify(b, dst)) * 2 + (contiguous(b) ? 1 : 0);
+      int cls = 0;  // the first terminal with the same memory (names in plans)
+      while (cls < nseen && seen[cls] != b.data) ++cls;
+      if (cls == nseen) seen[nseen++] = b.data;
+      key[k + 7] = cls;
+    }
+    k += 8;
+    for_each_child(n, [&](const auto& c) { self(self, c); });
+  };
+  visit(visit, e);
+  return key;
+}
+
+}  // namespace tessera::codegen

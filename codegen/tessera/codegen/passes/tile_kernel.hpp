@@ -1,0 +1,80 @@
+/// \file passes/tile_kernel.hpp
+/// \brief The plan of a Tier 0 tile kernel (or Tier 2 program), from what the planning pass
+///        recorded while running the body on the host: its tile_static and tile_local buffers
+///        and its barriers. Goes through the same scratch placement as expression kernels and
+///        the target's mapping.
+#pragma once
+
+#include <tessera/codegen/passes/scratch.hpp>
+
+namespace tessera::codegen {
+
+/// What a tile kernel's body declares, in order (recorded by the planning pass).
+struct tile_body {
+  struct buffer {
+    std::string name, type;
+    std::size_t bytes = 0;  ///< per tile (tile_static) or per logical thread (tile_local)
+    std::size_t align = 1;
+  };
+  std::vector<buffer> statics;
+  std::vector<buffer> locals;
+  std::vector<barrier_plan> barriers;
+  int phases = 1;
+};
+
+/// \param name [in] e.g. "parallel_for_each<16,16>"; \param tile [in] tile sizes;
+/// \param tiles [in] tiles per dimension
+/// \throws resource_error scratch above level 1; tile_local storage above the target's limit
+inline kernel_plan plan_tile_kernel(const std::string& name, const std::vector<std::int64_t>& tile,
+                                    const std::vector<std::int64_t>& tiles, const tile_body& body,
+                                    const target& t) {
+  kernel_plan p;
+  p.name = name;
+  p.label = "tessera::" + name;
+  p.family = kernel_family::tile_kernel;
+  p.backend = t.backend;
+  p.tile = tile;
+  p.tiles = tiles;
+  p.league_size = 1;
+  for (auto c : tiles) p.league_size *= c;
+  p.logical_threads = 1;
+  for (auto c : tile) p.logical_threads *= int(c);
+  p.team_size = t.thread_per_logical ? p.logical_threads : 1;
+  p.vector_length = 1;
+  p.mapping = t.thread_per_logical
+                  ? "one team member per logical thread (TeamThreadRange over the tile)"
+                  : "one team member per tile; each phase a loop nest over the tile in program "
+                    "order, its innermost loop vectorized";
+  kernel_body kb;
+  for (std::size_t i = 0; i < body.statics.size(); ++i) {
+    const auto& s = body.statics[i];
+    kb.scratch.push_back({s.name, s.type, s.bytes, s.align, "tile_static"});
+  }
+  std::size_t local_bytes = 0;
+  for (const auto& l : body.locals) {
+    kb.private_buffers.push_back(
+        {l.name, l.type, memory_space_kind::private_memory, l.bytes, 0, "tile_local"});
+    local_bytes += l.bytes;
+  }
+  const std::string tile_text = "<" + list_dims(tile) + ">";
+  place_scratch(p, kb, t, name + ": tile " + tile_text);
+  p.tile_local_bytes = local_bytes;
+  const std::size_t counted = t.tile_local_per_thread ? local_bytes
+                                                      : local_bytes * std::size_t(p.logical_threads);
+  if (counted > t.tile_local_max)
+    throw resource_error(name + ": tile " + tile_text + " declares " +
+                         std::to_string(local_bytes) + " bytes of tile_local storage per logical "
+                         "thread (" + std::to_string(counted) + " bytes " +
+                         (t.tile_local_per_thread ? "per logical thread" : "per tile") +
+                         "); the " + t.backend + " backend allows at most " +
+                         std::to_string(t.tile_local_max) +
+                         "; keep large per-thread data in tile_static or global memory");
+  p.barriers = body.barriers;
+  if (!t.thread_per_logical)
+    for (auto& b : p.barriers) b.hazard += (b.hazard.empty() ? "" : " ") + std::string("(one member per team: program order)");
+  p.phases = body.phases;
+  p.notes.push_back("global memory: the arrays and views the kernel captures");
+  return p;
+}
+
+}  // namespace tessera::codegen

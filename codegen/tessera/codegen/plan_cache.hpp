@@ -1,0 +1,76 @@
+/// \file plan_cache.hpp
+/// \brief Plans are built once and reused: a cache per expression type, keyed by the
+///        expression's fingerprint (build_graph.hpp) and the target's generation. A repeated
+///        assignment costs a key computation and one lookup, not a lowering.
+#pragma once
+
+#include <tessera/codegen/build_graph.hpp>
+#include <tessera/codegen/lower.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+namespace tessera::codegen {
+
+/// Changes whenever something every plan depends on changes (the target's blocking after
+/// tuning, ...): cached plans of older generations are not used again.
+inline std::atomic<std::uint64_t>& target_generation() {
+  static std::atomic<std::uint64_t> g{0};
+  return g;
+}
+
+template <class Key>
+struct key_hash {
+  std::size_t operator()(const Key& k) const {
+    std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the 64-bit entries
+    for (auto v : k) {
+      h ^= static_cast<std::uint64_t>(v);
+      h *= 1099511628211ull;
+    }
+    return static_cast<std::size_t>(h);
+  }
+};
+
+/// The cache of plans of expression type E (one per type, process-wide, thread-safe).
+template <class E>
+class plan_cache {
+ public:
+  using key_type = std::array<std::int64_t, fingerprint_size<E> + 2>;
+
+  /// The plan of `e` assigned to `dst` (nullptr: a fresh array) for target `t()`, built by
+  /// lowering on first use. `t` is called only when the plan must be built.
+  template <class TargetFn>
+  static std::shared_ptr<const lowered> get(const E& e, const tessera::impl::captured_buffer* dst,
+                                            std::uint64_t target_key, TargetFn&& t) {
+    key_type key{};
+    const auto fp = fingerprint(e, dst);
+    for (std::size_t i = 0; i < fp.size(); ++i) key[i] = fp[i];
+    key[fp.size()] = static_cast<std::int64_t>(target_key);
+    key[fp.size() + 1] = static_cast<std::int64_t>(target_generation().load());
+    auto& c = instance();
+    {
+      std::lock_guard<std::mutex> lock(c.mutex);
+      auto it = c.map.find(key);
+      if (it != c.map.end()) return it->second;
+    }
+    auto plan = std::make_shared<const lowered>(lower(build_graph(e, dst), t()));
+    std::lock_guard<std::mutex> lock(c.mutex);
+    if (c.map.size() > 4096) c.map.clear();  // bounded: many distinct shapes of one type
+    return c.map.emplace(key, std::move(plan)).first->second;
+  }
+
+ private:
+  struct state {
+    std::mutex mutex;
+    std::unordered_map<key_type, std::shared_ptr<const lowered>, key_hash<key_type>> map;
+  };
+  static state& instance() {
+    static state s;
+    return s;
+  }
+};
+
+}  // namespace tessera::codegen
