@@ -10,7 +10,7 @@ using tessera::index;
 
 TEST_CASE("tile averages: one L0 buffer, one barrier, league = tiles") {
   array<float, 2> m(8, 8);
-  const std::string s = explain(m.extent.tile<2, 2>(), [=](tile_group<2, 2>& g) {
+  const std::string s = explain(m.extent.tile<2, 2>(), TESSERA_KERNEL(tile_group<2, 2>& g) {
     auto v = g.tile_static<float[2][2]>("tileValues");
     g.for_each([&](const tiled_index<2, 2>& t) { v(t.local[0], t.local[1]) = m[t.global]; });
     g.barrier.wait_with_tile_static_memory_fence();
@@ -26,7 +26,7 @@ TEST_CASE("tiled matmul plan: two L0 tiles, private accumulator, two barriers pe
   array<float, 2> a(64, 48), b(48, 32);
   constexpr int TS = 16;
   const index_type K = 48;
-  auto kernel = [=](tile_group<TS, TS>& g) {
+  auto kernel = TESSERA_KERNEL(tile_group<TS, TS>& g) {
     auto at = g.tile_static<float[TS][TS]>("a_tile");
     auto bt = g.tile_static<float[TS][TS]>("b_tile");
     auto acc = g.tile_local<float>(0.f, "acc");
@@ -38,7 +38,7 @@ TEST_CASE("tiled matmul plan: two L0 tiles, private accumulator, two barriers pe
     }
   };
   const auto plan =
-      backends::impl::plan_tile_kernel("test", extent<2>(64, 32).tile<TS, TS>(), kernel);
+      tessera::plan(extent<2>(64, 32).tile<TS, TS>(), kernel);
   CHECK(plan.league_size == 8);
   CHECK(plan.logical_threads == 256);
   CHECK(plan.scratch_bytes[0] == 2048);
@@ -53,12 +53,12 @@ TEST_CASE("tiled matmul plan: two L0 tiles, private accumulator, two barriers pe
 }
 
 TEST_CASE("tile_static that does not fit scratch level 0 is placed in level 1") {
-  const std::size_t l0 = backends::impl::scratch_max(0);
-  auto kernel = [=](tile_group<8>& g) {
+  const std::size_t l0 = static_cast<std::size_t>(Kokkos::TeamPolicy<>::scratch_size_max(0));
+  auto kernel = TESSERA_KERNEL(tile_group<8>& g) {
     auto big = g.tile_static<char[200000]>("big");
     (void)big;
   };
-  const auto plan = backends::impl::plan_tile_kernel("test", extent<1>(8).tile<8>(), kernel);
+  const auto plan = tessera::plan(extent<1>(8).tile<8>(), kernel);
   if (200000 + 0 > l0) {
     CHECK(plan.buffers[0].space == codegen::memory_space_kind::scratch_level1);
     CHECK(plan.scratch_bytes[1] == 200000);
@@ -67,7 +67,7 @@ TEST_CASE("tile_static that does not fit scratch level 0 is placed in level 1") 
   }
   // A launch with the level-1 buffer runs.
   array<int, 1> out(8);
-  parallel_for_each(extent<1>(8).tile<8>(), [=](tile_group<8>& g) {
+  parallel_for_each(extent<1>(8).tile<8>(), TESSERA_KERNEL(tile_group<8>& g) {
     auto big = g.tile_static<int[50000]>("big");
     g.for_each([&](const tiled_index<8>& t) { big(49999 - t.local[0]) = int(t.local[0]); });
     g.barrier.wait();

@@ -284,25 +284,26 @@ TEST_CASE("default_blocking: positive, multiples of the micro-tile, used by a co
   check_product(p, host::default_blocking<float>());
 }
 
-TEST_CASE("tuned_blocking: thread-safe one-time tuning, cached, used by a correct product") {
-  // Two host threads ask at once: one tunes, the other waits for the same answer.
-  host::gemm_blocking from_thread[2];
-  std::thread t0([&] { from_thread[0] = host::tuned_blocking<double>(); });
-  std::thread t1([&] { from_thread[1] = host::tuned_blocking<double>(); });
-  t0.join();
-  t1.join();
-  CHECK(host::describe(from_thread[0]) == host::describe(from_thread[1]));
-  check_blocking_shape<double>(from_thread[0]);
-
-  const auto bf = host::tuned_blocking<float>();
+TEST_CASE("tune: explicit, used by later products; set_blocking; default is deterministic") {
+  // The default blocking comes from the cache sizes: the same on every call.
+  CHECK(host::describe(host::current_blocking<float>()) ==
+        host::describe(host::default_blocking<float>()));
+  const auto bf = host::tune<float>();
   check_blocking_shape<float>(bf);
-  CHECK(host::describe(host::tuned_blocking<float>()) == host::describe(bf));  // cached
-  MESSAGE("tuned blocking: float " << host::describe(bf) << ", double "
-                                   << host::describe(from_thread[0]));
+  CHECK(host::describe(host::current_blocking<float>()) == host::describe(bf));
+  CHECK(std::string(host::blocking_origin<float>()) == "tuned");
+  MESSAGE("tuned blocking: float " << host::describe(bf));
   problem<float> p(300, 257, 411, 2, 3, 4);
   check_product(p, bf);
+  const host::gemm_blocking mine{48, 128, 512};
+  host::set_blocking<double>(mine);
+  CHECK(host::describe(host::current_blocking<double>()) == host::describe(mine));
   problem<double> q(123, 456, 789, 1, 0, 2);
-  check_product(q, from_thread[0]);
+  check_product(q, host::current_blocking<double>());
+  CHECK_THROWS_AS(host::set_blocking<double>({0, 128, 512}), tessera::shape_error);
+  // Back to the defaults for the rest of the suite.
+  host::set_blocking<float>(host::default_blocking<float>(), "derived from the cache sizes");
+  host::set_blocking<double>(host::default_blocking<double>(), "derived from the cache sizes");
 }
 
 TEST_CASE("describe: mc kc nc, then mr nr when recorded") {

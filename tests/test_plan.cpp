@@ -34,29 +34,35 @@ TEST_CASE(
   array<float, 2> A(64, 48), B(48, 32), Cc(64, 32);
   auto e = relu(matmul(A, B) * 2.f + 0.5f * Cc);
   CHECK(plan(e).kernels.size() == 1);
-  const auto low = codegen::lower(backends::expr::make_graph(e), gpu_target(), nullptr);
+  const auto low = codegen::lower(codegen::build_graph(e), gpu_target());
   REQUIRE(low.plan.kernels.size() == 1);
   const auto& k = low.plan.kernels[0];
+  // Register-blocked: 64x64 outputs per team, 4x4 per logical thread (16x16 = 256 members),
+  // two double-buffered k-tiles of A (rows padded by 4) and B in scratch level 0.
   CHECK(k.team_size == 256);
-  CHECK(k.league_size == 4 * 2);
-  CHECK(k.scratch_bytes[0] == 2 * 16 * 16 * 4 + 0);  // a_tile at 0, b_tile at 1024
+  CHECK(k.league_size == 1 * 1);
+  CHECK(k.gpu_mm.bm == 64);
+  CHECK(k.scratch_bytes[0] == 2 * 16 * 68 * 4 + 2 * 16 * 64 * 4);
   CHECK(k.buffers[0].space == memory_space_kind::scratch_level0);
-  CHECK(k.buffers[1].offset == 1024);
-  REQUIRE(k.barriers.size() == 2);
-  CHECK(k.barriers[0].in_loop);
+  CHECK(k.buffers[1].offset == 16 * 68 * 4);
+  // One barrier after the first loads, then one per k-step (each step reads one buffer pair
+  // while loading the other).
+  REQUIRE(k.barriers.size() == 3);
+  CHECK_FALSE(k.barriers[0].in_loop);
   CHECK(k.barriers[1].in_loop);
+  CHECK(k.barriers[2].in_loop);
   CHECK(k.barriers[0].hazard.find("read-after-write") != std::string::npos);
-  CHECK(k.barriers[1].hazard.find("write-after-read") != std::string::npos);
+  CHECK(k.barriers[1].hazard.find("read-after-write") != std::string::npos);
   // A .tile<32,32>() schedule changes the tile and the scratch bytes.
-  const auto low32 = codegen::lower(backends::expr::make_graph(matmul(A, B).tile<32, 32>()),
-                                    gpu_target(), nullptr);
+  const auto low32 = codegen::lower(codegen::build_graph(matmul(A, B).tile<32, 32>()),
+                                    gpu_target());
   CHECK(low32.plan.kernels[0].scratch_bytes[0] == 2 * 32 * 32 * 4);
 }
 
 TEST_CASE("transpose(A) + B is one kernel staging A's tile through scratch, one barrier") {
   array<float, 2> A(40, 70), B(70, 40);
   const auto low =
-      codegen::lower(backends::expr::make_graph(transpose(A) + B), gpu_target(), nullptr);
+      codegen::lower(codegen::build_graph(transpose(A) + B), gpu_target());
   REQUIRE(low.plan.kernels.size() == 1);
   const auto& k = low.plan.kernels[0];
   CHECK(k.buffers[0].name == "staged_T0");
@@ -109,7 +115,7 @@ TEST_CASE("explain prints memory spaces and barriers") {
   CHECK(s.find("barrier") != std::string::npos);
   const std::string t = explain(tile_mean<4, 4>(A));
   const auto low =
-      codegen::lower(backends::expr::make_graph(tile_mean<4, 4>(A)), gpu_target(), nullptr);
+      codegen::lower(codegen::build_graph(tile_mean<4, 4>(A)), gpu_target());
   CHECK(codegen::to_string(low.plan).find("row_acc : float[64] -> scratch L0") !=
         std::string::npos);
   REQUIRE(low.plan.kernels[0].barriers.size() == 1);

@@ -14,7 +14,7 @@ using tessera::index_type;
 /// Which of C++ AMP's four tile_barrier waits a kernel uses.
 enum class barrier_variant { wait, all_memory, global_memory, tile_static_memory };
 
-inline void wait(const tessera::tile_barrier& b, barrier_variant v) {
+TESSERA_INLINE void wait(const tessera::tile_barrier& b, barrier_variant v) {
   switch (v) {
     case barrier_variant::wait:
       b.wait();
@@ -41,7 +41,7 @@ void tile_average(const Data& m, const tessera::array<T, 2>& averages,
     throw tessera::shape_error("seeds::tile_average: input " + tessera::to_string(m.extent) +
                                " and output " + tessera::to_string(averages.extent) +
                                " do not match the tile " + std::to_string(S));
-  auto kernel = [=](tessera::tile_group<S, S>& g) {
+  auto kernel = TESSERA_KERNEL(tessera::tile_group<S, S>& g) {
     auto values = g.template tile_static<T[S][S]>("tileValues");
     g.for_each(
         [&](const tessera::tiled_index<S, S>& t) { values(t.local[0], t.local[1]) = m[t.global]; });
@@ -65,7 +65,7 @@ void tile_average(const Data& m, const tessera::array<T, 2>& averages,
 /// barrier. Checked mode reports the race; the fast mode would return garbage on a GPU.
 template <int S, class Data, class T>
 void tile_average_racy(const Data& m, const tessera::array<T, 2>& averages, bool checked) {
-  auto kernel = [=](tessera::tile_group<S, S>& g) {
+  auto kernel = TESSERA_KERNEL(tessera::tile_group<S, S>& g) {
     auto total = g.template tile_static<T>("total");
     g.for_each([&](const tessera::tiled_index<S, S>& t) { total += m[t.global]; });
     g.barrier.wait();
@@ -92,7 +92,7 @@ template <class A, class B, class T>
 void matmul_simple(const A& a, const B& b, const tessera::array<T, 2>& c) {
   check_matmul_shapes("seeds::matmul_simple", a, b, c);
   const index_type K = a.extent[1];
-  tessera::parallel_for_each(c.extent, [=](const tessera::index<2>& idx) {
+  tessera::parallel_for_each(c.extent, TESSERA_KERNEL(const tessera::index<2>& idx) {
     T s = 0;
     for (index_type k = 0; k < K; ++k) s += a(idx[0], k) * b(k, idx[1]);
     c[idx] = s;
@@ -108,7 +108,7 @@ void matmul_tiled(const A& a, const B& b, const tessera::array<T, 2>& c, bool ch
                   bool drop_second_barrier = false) {
   check_matmul_shapes("seeds::matmul_tiled", a, b, c);
   const index_type K = a.extent[1];
-  auto kernel = [=](tessera::tile_group<TS, TS>& g) {
+  auto kernel = TESSERA_KERNEL(tessera::tile_group<TS, TS>& g) {
     auto at = g.template tile_static<T[TS][TS]>("a_tile");
     auto bt = g.template tile_static<T[TS][TS]>("b_tile");
     auto acc = g.template tile_local<T>(T(0), "acc");
@@ -151,7 +151,7 @@ void check_transpose_shapes(const char* fn, const A& a, const tessera::array<T, 
 template <int TS, class A, class T>
 void transpose_padded(const A& a, const tessera::array<T, 2>& at, bool checked = false) {
   check_transpose_shapes("seeds::transpose_padded", a, at);
-  auto kernel = [=](tessera::tile_group<TS, TS>& g) {
+  auto kernel = TESSERA_KERNEL(tessera::tile_group<TS, TS>& g) {
     auto t1 = g.template tile_static<T[TS][TS]>("t1");
     g.for_each([&](const tessera::tiled_index<TS, TS>& t) {
       t1(t.local[1], t.local[0]) = tessera::guarded_read(a, t.global);
@@ -176,7 +176,7 @@ template <int TS, class A, class T>
 void transpose_truncated(const A& a, const tessera::array<T, 2>& at) {
   check_transpose_shapes("seeds::transpose_truncated", a, at);
   auto te = a.extent.template tile<TS, TS>().truncate();
-  tessera::parallel_for_each(te, [=](tessera::tile_group<TS, TS>& g) {
+  tessera::parallel_for_each(te, TESSERA_KERNEL(tessera::tile_group<TS, TS>& g) {
     auto t1 = g.template tile_static<T[TS][TS]>("t1");
     g.for_each(
         [&](const tessera::tiled_index<TS, TS>& t) { t1(t.local[1], t.local[0]) = a[t.global]; });
@@ -188,11 +188,11 @@ void transpose_truncated(const A& a, const tessera::array<T, 2>& at) {
   const index_type r0 = te[0], c0 = te[1];
   const index_type rows = a.extent[0], cols = a.extent[1];
   // Bottom strip: rows [r0, rows), all columns.
-  tessera::parallel_for_each(tessera::extent<2>(rows - r0, cols), [=](const tessera::index<2>& i) {
+  tessera::parallel_for_each(tessera::extent<2>(rows - r0, cols), TESSERA_KERNEL(const tessera::index<2>& i) {
     at(i[1], r0 + i[0]) = a(r0 + i[0], i[1]);
   });
   // Right strip: rows [0, r0), columns [c0, cols).
-  tessera::parallel_for_each(tessera::extent<2>(r0, cols - c0), [=](const tessera::index<2>& i) {
+  tessera::parallel_for_each(tessera::extent<2>(r0, cols - c0), TESSERA_KERNEL(const tessera::index<2>& i) {
     at(c0 + i[1], i[0]) = a(i[0], c0 + i[1]);
   });
 }

@@ -9,7 +9,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 64; ++i) raw[i] = float(i);
   tessera::array<float, 2> m(tessera::extent<2>(8, 8), raw.begin(), raw.end());
   tessera::array<float, 2> avg(2, 2);
-  tessera::parallel_for_each(m.extent.tile<4, 4>(), [=](tessera::tile_group<4, 4>& g) {
+  tessera::parallel_for_each(m.extent.tile<4, 4>(), TESSERA_KERNEL(tessera::tile_group<4, 4>& g) {
     auto v = g.tile_static<float[4][4]>();
     g.for_each(
         [&](const tessera::tiled_index<4, 4>& t) { v(t.local[0], t.local[1]) = m[t.global]; });
