@@ -8,8 +8,12 @@
 #    target's include path is replaced with it.
 #
 # Sets TESSERA_KOKKOS_VERSION (e.g. 3.4.01) and TESSERA_KOKKOS_DEVICES (upper case list).
-# Used both by Tessera's own build and by the installed TesseraConfig.cmake.
+# Used both by Tessera's own build and by the installed TesseraConfig.cmake. On failure it sets
+# TESSERA_KOKKOS_ERROR (and returns) instead of stopping, so that a QUIET find_package(Tessera)
+# can report "not found"; Tessera's own build turns the message into a fatal error.
 
+set(TESSERA_KOKKOS_MIN_VERSION 3.4)
+set(TESSERA_KOKKOS_ERROR "")
 if(NOT TARGET Kokkos::kokkos)
   if(Tessera_FIND_QUIETLY)
     find_package(Kokkos QUIET)
@@ -18,10 +22,11 @@ if(NOT TARGET Kokkos::kokkos)
   endif()
 endif()
 if(NOT TARGET Kokkos::kokkos)
-  message(FATAL_ERROR
+  set(TESSERA_KOKKOS_ERROR
     "Tessera needs Kokkos (3.4 or 4.x) and none was found.\n"
     "  On Debian/Ubuntu:  sudo apt-get install libtrilinos-kokkos-dev   (Serial backend)\n"
     "  Or point CMake at an installed Kokkos:  -DKokkos_ROOT=/path/to/kokkos/install")
+  return()
 endif()
 
 # Debian/TriBITS flavour: KokkosCore_INCLUDE_DIRS is set and the target's include dir lacks
@@ -67,15 +72,29 @@ foreach(_d IN LISTS _tessera_kk_inc)
   endif()
 endforeach()
 string(TOUPPER "${Kokkos_DEVICES}" TESSERA_KOKKOS_DEVICES)
+if(TESSERA_KOKKOS_VERSION VERSION_LESS TESSERA_KOKKOS_MIN_VERSION)
+  set(TESSERA_KOKKOS_ERROR
+    "Tessera needs Kokkos ${TESSERA_KOKKOS_MIN_VERSION} or newer; the Kokkos found "
+    "(config in ${Kokkos_DIR}) is ${TESSERA_KOKKOS_VERSION}.")
+  return()
+endif()
 
 # tessera_require_kokkos_backend(<Serial|OpenMP|Cuda|HIP>)
-#   Fails at configure time, naming the backend, when the Kokkos found lacks it.
+#   Fails at configure time, naming the backend, when the Kokkos found lacks it. Uses Kokkos'
+#   own kokkos_check() where the Kokkos package provides it (4.x), else its device list.
 function(tessera_require_kokkos_backend backend)
   if(backend STREQUAL "")
     return()
   endif()
   string(TOUPPER "${backend}" _want)
-  if(NOT _want IN_LIST TESSERA_KOKKOS_DEVICES)
+  if(COMMAND kokkos_check)
+    kokkos_check(DEVICES ${backend} RETURN_VALUE _have)
+  elseif(_want IN_LIST TESSERA_KOKKOS_DEVICES)
+    set(_have TRUE)
+  else()
+    set(_have FALSE)
+  endif()
+  if(NOT _have)
     message(FATAL_ERROR
       "Tessera: the '${backend}' backend was requested (TESSERA_BACKEND=${backend}), but the Kokkos "
       "found (version ${TESSERA_KOKKOS_VERSION}, config in ${Kokkos_DIR}) was built with: "

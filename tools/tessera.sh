@@ -8,7 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake ninja-build g++ libeigen3-dev doctest-dev libtrilinos-kokkos-dev gnuplot-nox)
+packages=(cmake ninja-build g++ libeigen3-dev doctest-dev libtrilinos-kokkos-dev gnuplot-nox
+          nlohmann-json3-dev libcli11-dev)
 
 ensure_packages() {
   local missing=()

@@ -11,17 +11,13 @@
 #include "tour.hpp"
 
 int main(int argc, char** argv) {
-  tessera::scope_guard guard(argc, argv);
+  tessera::scope_guard guard(argc, argv);  // removes Kokkos' --kokkos-* arguments
+  CLI::App app{"tessera-tour"};
   tour::options opt;
   try {
-    opt = tour::parse(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tessera-tour: %s\n%s", e.what(), tour::usage());
-    return 2;
-  }
-  if (opt.help) {
-    std::printf("%s", tour::usage());
-    return 0;
+    opt = tour::parse(app, argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
   }
   return tour::run_all(opt);
 }

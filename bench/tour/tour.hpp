@@ -3,7 +3,9 @@
 
 #include <tessera/tessera.hpp>
 
+#include <CLI/CLI.hpp>
 #include <Eigen/Dense>
+#include <nlohmann/json.hpp>
 
 #include <array>
 #include <cmath>
@@ -26,44 +28,32 @@ struct options {
   double scale = 1.0;
   int reps = 3;
   std::string only, json, plot;
-  bool help = false;
 };
 
-inline const char* usage() {
-  return "usage: tessera-tour [--scale F] [--reps N] [--only WORKLOAD] [--json PATH] "
-         "[--plot PATH.svg|PATH.png]\n"
-         "  workloads: tile_mean_2x2 tile_mean_4x4 tile_mean_16x16 matmul_1024 matmul\n"
-         "             transpose transpose_padded transpose_truncated sum elementwise race_demo\n"
-         "             abstraction_penalty\n";
+inline const char* workload_list() {
+  return "tile_mean_2x2 tile_mean_4x4 tile_mean_16x16 matmul_1024 matmul transpose "
+         "transpose_padded transpose_truncated sum elementwise race_demo abstraction_penalty";
 }
 
-inline options parse(int argc, char** argv) {
+/// The command line (CLI11). Kokkos' own --kokkos-* arguments are removed by scope_guard first
+/// (any left are accepted). Throws CLI::ParseError (including for --help, which CLI11 reports as
+/// a "success" error: app.exit(e) prints the help and returns 0).
+inline options parse(CLI::App& app, int argc, char** argv) {
   options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--scale")
-      o.scale = std::stod(value());
-    else if (a == "--reps")
-      o.reps = std::stoi(value());
-    else if (a == "--only")
-      o.only = value();
-    else if (a == "--json")
-      o.json = value();
-    else if (a == "--plot")
-      o.plot = value();
-    else if (a == "--help" || a == "-h")
-      o.help = true;
-    else if (a.rfind("--kokkos", 0) == 0)
-      continue;
-    else
-      throw std::invalid_argument("unknown argument '" + a + "'");
-  }
-  if (!(o.scale > 0) || o.scale > 4) throw std::invalid_argument("--scale must be in (0, 4]");
-  if (o.reps < 1) throw std::invalid_argument("--reps must be >= 1");
+  app.description(
+      "tessera-tour: every seed workload through Tessera and Eigen in one run, verified, timed "
+      "(best of N, interleaved) and tabulated");
+  app.add_option("--scale", o.scale, "multiplies every element count (0, 4]")
+      ->check(CLI::Range(1e-9, 4.0));
+  app.add_option("--reps", o.reps, "timed runs per contender (best kept)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--only", o.only, std::string("run one workload: ") + workload_list());
+  app.add_option("--json", o.json, "write the results as JSON to this path");
+  app.add_option("--plot", o.plot, "draw speedup vs Eigen (log scale) to PATH.svg or PATH.png");
+  app.allow_extras();
+  app.parse(argc, argv);
+  for (const auto& extra : app.remaining())
+    if (extra.rfind("--kokkos", 0) != 0) throw CLI::ExtrasError({extra});
   return o;
 }
 
@@ -170,32 +160,30 @@ inline void print_table(const std::vector<result>& rs) {
   }
 }
 
-inline std::string json_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    o += c;
-  }
-  return o;
-}
-
 inline void write_json(const std::string& path, const std::vector<result>& rs, double memcpy) {
+  nlohmann::json j;
+  j["backend"] = tessera::backend_name();
+  j["threads"] = tessera::backend_concurrency();
+  j["kokkos_version"] = tessera::kokkos_version();
+  j["memcpy_gbs"] = memcpy;
+  j["results"] = nlohmann::json::array();
+  for (const auto& r : rs)
+    j["results"].push_back({{"workload", r.workload},
+                            {"size", r.size},
+                            {"tessera_s", r.tessera_s},
+                            {"eigen_s", r.eigen_s},
+                            {"speedup_vs_eigen",
+                             r.tessera_s > 0 && r.eigen_s > 0 ? r.eigen_s / r.tessera_s : 0.0},
+                            {"gflops", r.gflops},
+                            {"gbs", r.gbs},
+                            {"vs_memcpy", r.vs_memcpy},
+                            {"max_abs_error", r.max_abs_error},
+                            {"tolerance", r.tolerance},
+                            {"pass", r.pass},
+                            {"note", r.note}});
   std::ofstream f(path);
   if (!f) throw std::runtime_error("cannot write " + path);
-  f << "{\n  \"backend\": \"" << tessera::backend_name()
-    << "\",\n  \"threads\": " << tessera::backend_concurrency() << ",\n  \"kokkos_version\": \""
-    << tessera::kokkos_version() << "\",\n  \"memcpy_gbs\": " << memcpy << ",\n  \"results\": [\n";
-  for (std::size_t i = 0; i < rs.size(); ++i) {
-    const auto& r = rs[i];
-    f << "    {\"workload\": \"" << json_escape(r.workload) << "\", \"size\": \""
-      << json_escape(r.size) << "\", \"tessera_s\": " << r.tessera_s
-      << ", \"eigen_s\": " << r.eigen_s << ", \"speedup_vs_eigen\": "
-      << (r.tessera_s > 0 && r.eigen_s > 0 ? r.eigen_s / r.tessera_s : 0.0)
-      << ", \"gflops\": " << r.gflops << ", \"gbs\": " << r.gbs
-      << ", \"max_abs_error\": " << r.max_abs_error << ", \"pass\": " << (r.pass ? "true" : "false")
-      << "}" << (i + 1 < rs.size() ? "," : "") << "\n";
-  }
-  f << "  ]\n}\n";
+  f << j.dump(2) << "\n";
 }
 
 /// Bar chart of speedup vs Eigen per workload, drawn by gnuplot (Debian package gnuplot-nox).
@@ -217,7 +205,8 @@ inline void write_plot(const std::string& path, const std::vector<result>& rs) {
       << tessera::backend_concurrency() << " threads)'\n"
       << "set termoption noenhanced\n"
       << "set style fill solid 0.6\nset boxwidth 0.6\nset xtics rotate by -30\n"
-      << "set ylabel 'speedup (Eigen time / Tessera time)'\nset yrange [0:*]\nset grid ytics\n"
+      << "set ylabel 'speedup (Eigen time / Tessera time), log scale'\n"
+      << "set logscale y 10\nset yrange [0.1:*]\nset grid ytics mytics\n"
       << "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2\n"
       << "plot '" << data << "' using 2:xtic(1) with boxes notitle\n";
   }
@@ -340,7 +329,8 @@ inline int run_all(const options& opt) {
     rs.push_back(r);
   }
   if (!found) {
-    std::fprintf(stderr, "tessera-tour: no workload named '%s'\n%s", opt.only.c_str(), usage());
+    std::fprintf(stderr, "tessera-tour: no workload named '%s' (workloads: %s)\n",
+                 opt.only.c_str(), workload_list());
     return 2;
   }
   print_table(rs);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <tessera/backends/backend_fwd.hpp>
+#include <tessera/backends/launch.hpp>
 #include <tessera/backends/eval/evaluators.hpp>
 #include <tessera/backends/kernels/operands.hpp>
 #include <tessera/backends/reduce.hpp>
@@ -89,6 +90,7 @@ void run_kernel(const Space& exec, const E& e, int id, const kernel_spec& ks,
   using B = backend<Space>;
   switch (kp.family) {
     case codegen::kernel_family::tile_kernel:
+    case codegen::kernel_family::copy:
       break;
     case codegen::kernel_family::elementwise:
       B::template elementwise<S>(exec, kp, eval::make_eval(e, id, b), out, ext);
@@ -164,6 +166,7 @@ void execute(const Space& exec, const codegen::lowered& low, const E& e,
              const tessera::impl::strided_ref<T, N>& out, const extent<N>& ext) {
   constexpr int S = eval::staged_slots<E>;
   workspace<E> ws;
+  Kokkos::View<T*, memory_space> alias_tmp;  // freed after the fence below
   sync_inputs(e);
   for (std::size_t k = 0; k < low.fusion.kernels.size(); ++k) {
     const kernel_spec& ks = low.fusion.kernels[k];
@@ -181,15 +184,15 @@ void execute(const Space& exec, const codegen::lowered& low, const E& e,
         }
       });
     } else if (low.fusion.output_aliases_input) {
-      Kokkos::View<T*, memory_space> tmp(
+      alias_tmp = Kokkos::View<T*, memory_space>(
           Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::alias_temporary"),
           std::size_t(ext.size()));
       tessera::impl::strided_ref<T, N> r;
-      r.p = tmp.data();
+      r.p = alias_tmp.data();
       tessera::impl::contiguous_strides(ext, r.s);
       run_kernel<Space, S>(exec, e, 0, ks, kp, b, r, ext);
-      Kokkos::parallel_for(
-          "tessera::alias copy",
+      backends::impl::launch(
+          low.plan.kernels.back().label,
           Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, ext.size()),
           copy_back<T, N>{r, out, ext});
       ws.any = true;
@@ -203,7 +206,7 @@ void execute(const Space& exec, const codegen::lowered& low, const E& e,
 
 /// The plan of `e` assigned to memory `dst` (nullptr: a fresh array).
 template <class Space, class E>
-std::shared_ptr<const codegen::lowered> plan_of(const Space& exec, const E& e,
+const codegen::lowered& plan_of(const Space& exec, const E& e,
                                                 const tessera::impl::captured_buffer* dst) {
   return codegen::plan_cache<E>::get(e, dst, target_key(exec), [] { return make_target<Space>(); });
 }
@@ -228,9 +231,9 @@ void assign(const execution_space& exec, const array<T, N>& dst, const E& e) {
   tessera::impl::require_runtime("tessera::operator=");
   if (dst.extent.size() == 0) return;
   const auto mem = dst.describe_memory();
-  const auto low = backends::exec::plan_of(exec, e, &mem);
-  backends::impl::profiling_region region(low->plan.kernels.back().label);
-  backends::exec::execute(exec, *low, e, dst.ref(), dst.extent);
+  const codegen::lowered& low = backends::exec::plan_of(exec, e, &mem);
+  backends::impl::profiling_region region(low.plan.kernels[low.fusion.kernels.size() - 1].label);
+  backends::exec::execute(exec, low, e, dst.ref(), dst.extent);
 }
 template <class T, int N, class E>
 requires requires {
@@ -288,7 +291,7 @@ requires requires {
 }
 codegen::program_plan plan(const E& e) {
   tessera::impl::require_runtime("tessera::plan");
-  return backends::exec::plan_of(execution_space(), e, nullptr)->plan;
+  return backends::exec::plan_of(execution_space(), e, nullptr).plan;
 }
 /// The same plan as text: kernels with league/team/vector sizes, scratch bytes per level,
 /// every buffer's memory space, barriers and the hazards they resolve, fusion notes.
@@ -346,7 +349,7 @@ struct reader_scope {
       const auto r = ws.template allocate<typename N::value_type>(id, x);
       if (x.size() > 0) {
         const execution_space exec;
-        execute(exec, *plan_of(exec, n, nullptr), n, r, x);
+        execute(exec, plan_of(exec, n, nullptr), n, r, x);
       }
       roles[std::size_t(id)] = codegen::node_role::materialized;
     }

@@ -16,14 +16,16 @@
 
 #include <tessera/backends/backend_fwd.hpp>
 #include <tessera/backends/checked.hpp>
+#include <tessera/backends/launch.hpp>
 #include <tessera/codegen/kernel_plan.hpp>
+#include <tessera/codegen/plan_cache.hpp>
 #include <tessera/codegen/passes/tile_kernel.hpp>
 #include <tessera/dsl/errors.hpp>
 #include <tessera/dsl/runtime.hpp>
 #include <tessera/dsl/tile_group.hpp>
 
 #include <climits>
-#include <map>
+#include <unordered_map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -226,7 +228,10 @@ void run_checker(const tiled_extent<T...>& te, const F& kernel, checker_options 
 template <class F, class Space, int... T>
 struct tile_plan_cache {
   std::mutex mutex;
-  std::map<std::vector<std::int64_t>, std::shared_ptr<const codegen::kernel_plan>> plans;
+  // unordered_map: Debian's hipcc (clang 15) crashes instantiating a std::map of this in C++20.
+  std::unordered_map<std::vector<std::int64_t>, std::shared_ptr<const codegen::kernel_plan>,
+                     codegen::key_hash<std::vector<std::int64_t>>>
+      plans;
   bool validated = false;
   static tile_plan_cache& get() {
     static tile_plan_cache c;
@@ -234,16 +239,25 @@ struct tile_plan_cache {
   }
 };
 
-/// The plan of launching `kernel` on `te` (planning pass, cache, first-launch dry run).
+/// The plan of launching `kernel` on `te` (planning pass, cache, first-launch dry run). The
+/// reference stays valid until this thread's next launch of the same kernel type.
 template <class Space, int... T, class F>
-std::shared_ptr<const codegen::kernel_plan> plan_launch(const char* fn,
-                                                        const tiled_extent<T...>& te,
-                                                        const F& kernel, bool validate) {
+const codegen::kernel_plan& plan_launch(const char* fn, const tiled_extent<T...>& te,
+                                        const F& kernel, bool validate) {
   planning_context& rec = record_body<Space, T...>(kernel);
+  // This thread's last plan of kernel type F: a repeated launch of one shape takes no lock.
+  struct last_hit {
+    std::vector<std::int64_t> key;
+    std::shared_ptr<const codegen::kernel_plan> plan;
+    bool validated = false;
+  };
+  static thread_local last_hit last;
   static thread_local std::vector<std::int64_t> key;
   key.clear();
   for (int d = 0; d < te.rank; ++d) key.push_back(te[d]);
   rec.signature(key);
+  if (last.plan && last.key == key && (last.validated || !validate)) return *last.plan;
+
   auto& cache = tile_plan_cache<F, Space, T...>::get();
   std::shared_ptr<const codegen::kernel_plan> plan;
   bool validated;
@@ -253,18 +267,27 @@ std::shared_ptr<const codegen::kernel_plan> plan_launch(const char* fn,
     if (it != cache.plans.end()) plan = it->second;
     validated = cache.validated;
   }
-  if (!plan) plan = std::make_shared<const codegen::kernel_plan>(plan_from_body<Space>(fn, te, rec));
+  const bool built = !plan;
+  if (built) plan = std::make_shared<const codegen::kernel_plan>(plan_from_body<Space>(fn, te, rec));
   if (validate && !validated) {
     checker_options opt;
     opt.dry_run = true;
     opt.fn = fn;
     run_checker<Space>(te, kernel, opt);
+    validated = true;
   }
-  std::lock_guard<std::mutex> lock(cache.mutex);
-  if (validate) cache.validated = true;
-  if (cache.plans.size() > 1024) cache.plans.clear();
-  cache.plans.emplace(key, plan);
-  return plan;
+  {
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    if (validated) cache.validated = true;
+    if (built) {
+      if (cache.plans.size() > 1024) cache.plans.clear();
+      cache.plans.emplace(key, plan);
+    }
+  }
+  last.key = key;
+  last.plan = std::move(plan);
+  last.validated = validated;
+  return *last.plan;
 }
 
 /// The Kokkos functor of a tile launch: one call per team = per tile.
@@ -319,7 +342,7 @@ void launch_planned(const Space& exec, const tiled_extent<T...>& te, const F& ke
                            plan.backend + " backend's teams hold at most " + std::to_string(max) +
                            " for this kernel; use a smaller tile");
   }
-  Kokkos::parallel_for(plan.label, policy, fn);
+  launch(plan.label, policy, fn);
 }
 
 /// RAII Kokkos profiling region (visible to Kokkos Tools).
@@ -359,9 +382,9 @@ void parallel_for_each(const execution_space& exec, const tiled_extent<T...>& te
   tessera::impl::require_runtime("parallel_for_each");
   backends::impl::check_even("parallel_for_each", te);
   if (te.size() == 0) return;
-  const auto plan = backends::impl::plan_launch<space>("parallel_for_each", te, kernel, true);
-  backends::impl::profiling_region region(plan->label);
-  backends::impl::launch_planned(exec, te, kernel, *plan);
+  const auto& plan = backends::impl::plan_launch<space>("parallel_for_each", te, kernel, true);
+  backends::impl::profiling_region region(plan.label);
+  backends::impl::launch_planned(exec, te, kernel, plan);
 }
 template <int... T, class F>
 void parallel_for_each(const tiled_extent<T...>& te, const F& kernel) {
@@ -399,8 +422,8 @@ std::string explain(const tiled_extent<T...>& te, const F& kernel) {
   backends::impl::check_kernel_signature<F, basic_tile_group<space, T...>>();
   tessera::impl::require_runtime("explain");
   backends::impl::check_even("explain", te);
-  return codegen::to_string(*backends::impl::plan_launch<space>("parallel_for_each", te, kernel,
-                                                                true));
+  return codegen::to_string(
+      backends::impl::plan_launch<space>("parallel_for_each", te, kernel, true));
 }
 /// The plan of a tile launch as a value (tests, tools).
 template <int... T, class F>
@@ -409,7 +432,7 @@ codegen::kernel_plan plan(const tiled_extent<T...>& te, const F& kernel) {
   backends::impl::check_kernel_signature<F, basic_tile_group<space, T...>>();
   tessera::impl::require_runtime("plan");
   backends::impl::check_even("plan", te);
-  return *backends::impl::plan_launch<space>("parallel_for_each", te, kernel, true);
+  return backends::impl::plan_launch<space>("parallel_for_each", te, kernel, true);
 }
 
 namespace backends::impl {
@@ -451,8 +474,8 @@ void parallel_for_each(const execution_space& exec, const extent<N>& e, const F&
   backends::impl::profiling_region region(label);
   backends::impl::element_functor<F, N> fn{backends::impl::device_copy(kernel)};
   if constexpr (N == 1) {
-    Kokkos::parallel_for(label, Kokkos::RangePolicy<space, Kokkos::IndexType<index_type>>(exec, 0, e[0]),
-                         fn);
+    backends::impl::launch(
+        label, Kokkos::RangePolicy<space, Kokkos::IndexType<index_type>>(exec, 0, e[0]), fn);
   } else if constexpr (N == 2) {
     Kokkos::parallel_for(
         label,

@@ -43,6 +43,7 @@ enum class kernel_family {
   staged_transpose,  ///< tiled elementwise kernel with transposes staged through scratch
   matmul,            ///< matmul core with its fused epilogue
   tile_reduce,       ///< tile_reduce / tile_mean core with prologue and epilogue
+  copy,              ///< copies a temporary to the output (when the output aliases an input)
 };
 
 inline const char* to_string(kernel_family f) {
@@ -57,9 +58,15 @@ inline const char* to_string(kernel_family f) {
       return "matmul + epilogue";
     case kernel_family::tile_reduce:
       return "tile_reduce + epilogue";
+    case kernel_family::copy:
+      return "copy";
   }
   return "?";
 }
+
+/// Team scratch is requested with this many spare bytes, so the kernel can align its base to
+/// 64 bytes (vector loads); plans show it next to each kernel's scratch bytes.
+inline constexpr std::size_t scratch_align_slack = 64;
 
 /// One buffer a kernel touches.
 struct buffer_plan {
@@ -88,6 +95,7 @@ struct gemm_params {
   int mr = 0, nr = 0;          ///< register tile of the micro-kernel
   std::int64_t m_blocks = 0, splits = 1, panels_per_split = 0;
   std::int64_t launches = 0;  ///< (N / nc) * (K / kc), rounded up
+  int scratch_level = 1;      ///< the scratch level holding each team's packed A block
   std::string origin;         ///< "cache sizes", "tuned", "set by the caller"
 };
 
@@ -151,7 +159,10 @@ inline std::string to_string(const kernel_plan& k) {
      << k.logical_threads << "\n";
   if (!k.mapping.empty()) os << "  mapping: " << k.mapping << "\n";
   os << "  scratch per team: L0 " << k.scratch_bytes[0] << " B, L1 " << k.scratch_bytes[1]
-     << " B\n";
+     << " B";
+  if (k.scratch_bytes[k.scratch_level] > 0)
+    os << " (requested from Kokkos with " << scratch_align_slack << " B for 64-byte alignment)";
+  os << "\n";
   if (k.packed_matmul)
     os << "  blocking: mc=" << k.gemm.mc << " kc=" << k.gemm.kc << " nc=" << k.gemm.nc
        << " mr=" << k.gemm.mr << " nr=" << k.gemm.nr << " (" << k.gemm.origin << "); "

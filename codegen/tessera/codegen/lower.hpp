@@ -87,6 +87,24 @@ inline lowered lower(const expr_graph& g, const target& t) {
     if (log) std::fprintf(stderr, "[tessera] after scratch + mapping:\n%s", to_string(k).c_str());
     out.plan.kernels.push_back(std::move(k));
   }
+  if (out.fusion.output_aliases_input) {
+    // The last kernel wrote a temporary; one more launch copies it to the output.
+    const graph_node& root = g.nodes[0];
+    std::int64_t n = 1;
+    for (auto e : root.extent) n *= e;
+    kernel_plan c;
+    c.name = "copy: tmp -> out";
+    c.family = kernel_family::copy;
+    c.backend = t.backend;
+    c.policy = "RangePolicy";
+    c.league_size = n;
+    c.mapping = "one iteration per element";
+    c.label = "tessera::copy (output aliases an input)";
+    c.buffers.push_back({"tmp", root.dtype, memory_space_kind::global, 0, 0, "input"});
+    c.buffers.push_back({"out", root.dtype, memory_space_kind::global, 0, 0, "output"});
+    c.notes.push_back(out.fusion.alias_reason);
+    out.plan.kernels.push_back(std::move(c));
+  }
   return out;
 }
 

@@ -41,28 +41,43 @@ class plan_cache {
   using key_type = std::array<std::int64_t, fingerprint_size<E> + 2>;
 
   /// The plan of `e` assigned to `dst` (nullptr: a fresh array) for target `t()`, built by
-  /// lowering on first use. `t` is called only when the plan must be built.
+  /// lowering on first use. `t` is called only when the plan must be built. The reference stays
+  /// valid until this thread's next call for the same expression type (plans evicted from the
+  /// shared map live on while a thread still holds them).
   template <class TargetFn>
-  static std::shared_ptr<const lowered> get(const E& e, const tessera::impl::captured_buffer* dst,
-                                            std::uint64_t target_key, TargetFn&& t) {
-    key_type key{};
+  static const lowered& get(const E& e, const tessera::impl::captured_buffer* dst,
+                            std::uint64_t target_key, TargetFn&& t) {
+    key_type key;
     const auto fp = fingerprint(e, dst);
     for (std::size_t i = 0; i < fp.size(); ++i) key[i] = fp[i];
     key[fp.size()] = static_cast<std::int64_t>(target_key);
-    key[fp.size() + 1] = static_cast<std::int64_t>(target_generation().load());
+    key[fp.size() + 1] = static_cast<std::int64_t>(target_generation().load(std::memory_order_relaxed));
+    // This thread's last plan of type E: repeated assignments of one shape take no lock.
+    static thread_local last_hit last;
+    if (last.plan && last.key == key) return *last.plan;
     auto& c = instance();
+    std::shared_ptr<const lowered> plan;
     {
       std::lock_guard<std::mutex> lock(c.mutex);
       auto it = c.map.find(key);
-      if (it != c.map.end()) return it->second;
+      if (it != c.map.end()) plan = it->second;
     }
-    auto plan = std::make_shared<const lowered>(lower(build_graph(e, dst), t()));
-    std::lock_guard<std::mutex> lock(c.mutex);
-    if (c.map.size() > 4096) c.map.clear();  // bounded: many distinct shapes of one type
-    return c.map.emplace(key, std::move(plan)).first->second;
+    if (!plan) {
+      plan = std::make_shared<const lowered>(lower(build_graph(e, dst), t()));
+      std::lock_guard<std::mutex> lock(c.mutex);
+      if (c.map.size() > 4096) c.map.clear();  // bounded: many distinct shapes of one type
+      plan = c.map.emplace(key, std::move(plan)).first->second;
+    }
+    last.key = key;
+    last.plan = std::move(plan);
+    return *last.plan;
   }
 
  private:
+  struct last_hit {
+    key_type key{};
+    std::shared_ptr<const lowered> plan;
+  };
   struct state {
     std::mutex mutex;
     std::unordered_map<key_type, std::shared_ptr<const lowered>, key_hash<key_type>> map;

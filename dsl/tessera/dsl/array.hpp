@@ -203,7 +203,7 @@ class array {
   TESSERA_FORCEINLINE T& operator[](const index<N>& i) const {
 #ifndef TESSERA_DEVICE_PASS
     if (hook_) [[unlikely]]
-      return *static_cast<T*>(hook_->element(i.v, N));
+      return impl::hooked_element<T, N>(hook_, i);
     if constexpr (!host_accessible_memory) impl::device_memory_on_host("array");
 #endif
     if constexpr (N == 1)

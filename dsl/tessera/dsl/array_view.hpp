@@ -197,7 +197,7 @@ class array_view {
   TESSERA_FORCEINLINE T& operator[](const index<N>& i) const {
 #ifndef TESSERA_DEVICE_PASS
     if (hook_) [[unlikely]]
-      return *static_cast<T*>(hook_->element(i.v, N));
+      return impl::hooked_element<T, N>(hook_, i);
     if constexpr (!host_accessible_memory) return host_element(i);
 #endif
     return ref().at(i);

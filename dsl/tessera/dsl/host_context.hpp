@@ -125,6 +125,16 @@ class global_hook {
   virtual void* element(const index_type* idx, int rank) = 0;
 };
 
+/// Element `idx` of a hooked buffer, out of line: the index is passed by value so that the
+/// caller's index never has its address taken (which would keep it in memory and stop the
+/// fast path's loops from vectorizing).
+template <class T, int N, class Index>
+[[gnu::noinline, gnu::cold]] T& hooked_element(global_hook* h, const Index idx) {
+  index_type c[N];
+  for (int d = 0; d < N; ++d) c[d] = idx[d];
+  return *static_cast<T*>(h->element(c, N));
+}
+
 /// Lazy copies of an array_view between the caller's host memory and device memory.
 class view_sync {
  public:

@@ -10,6 +10,7 @@
 
 #include <tessera/backends/eval/evaluators.hpp>
 #include <tessera/backends/kernels/operands.hpp>
+#include <tessera/backends/launch.hpp>
 #include <tessera/codegen/kernel_plan.hpp>
 
 namespace tessera::backends::gpu {
@@ -198,9 +199,9 @@ struct kernels {
     const index_type n = ext.size();
     if (n == 0) return;
     if (k.flat_index)
-      Kokkos::parallel_for(k.label, range(exec, 0, n), elementwise_flat<S, Ev, T>{ev, out.p});
+      backends::impl::launch(k.label, range(exec, 0, n), elementwise_flat<S, Ev, T>{ev, out.p});
     else
-      Kokkos::parallel_for(k.label, range(exec, 0, n),
+      backends::impl::launch(k.label, range(exec, 0, n),
                            elementwise_indexed<S, Ev, T, N>{ev, out, ext});
   }
 
@@ -214,7 +215,7 @@ struct kernels {
     const auto sc = operands::staged_scratch<S>::from_plan(k);
     policy p(exec, static_cast<int>(k.league_size), k.team_size);
     sc.request(p);
-    Kokkos::parallel_for(k.label, p,
+    backends::impl::launch(k.label, p,
                          staged_transpose_kernel<S, Ev, T, member>{
                              ev, out, ext[0], ext[1], k.tiles[0], int(k.tile[0]), int(k.tile[1]),
                              k.staged_ld, sc});
@@ -236,7 +237,7 @@ struct kernels {
           throw error("tessera: GPU matmul plan " + k.name + " is not the double-buffered form");
         policy p(exec, static_cast<int>(k.league_size), k.team_size);
         sc.request(p);
-        Kokkos::parallel_for(k.label, p,
+        backends::impl::launch(k.label, p,
                              kernel{A, B, ev, out, ext[0], ext[1], A.cols, k.tiles[0], sc});
         return;
       }
@@ -254,7 +255,7 @@ struct kernels {
       throw error("tessera: tile_reduce plan with less scratch than a row needs");
     policy p(exec, static_cast<int>(k.league_size), k.team_size);
     p.set_scratch_size(k.scratch_level, Kokkos::PerTeam(bytes + 64));
-    Kokkos::parallel_for(k.label, p,
+    backends::impl::launch(k.label, p,
                          tile_reduce_kernel<S, Core, In, Ev, OT, member>{
                              in, ev, tr.op, out, ext[1], k.scratch_level, bytes});
   }

@@ -22,6 +22,7 @@
 /// later ones add, and the last one applies the epilogue (exactly once per element).
 #pragma once
 
+#include <tessera/backends/launch.hpp>
 #include <tessera/codegen/passes/mapping.hpp>
 #include <tessera/codegen/plan_cache.hpp>
 #include <tessera/dsl/config.hpp>
@@ -319,6 +320,7 @@ codegen::gemm_params plan(index_type M, index_type N, index_type K, const gemm_b
 /// \param ep [in] the epilogue
 /// \param p [in] launch parameters (plan<T>(M, N, K, blocking, threads)); mc, nc multiples of
 ///        MR, NR; the packed mc x kc block fits scratch level 1
+/// \param label [in] Kokkos label of the main launches (the B-panel packing adds " (pack B)")
 /// \throws shape_error negative M, N or K; lda < K, ldb < N or ldc < N; blocking values <= 0.
 ///         Thrown before anything is read or written.
 /// \throws resource_error more than INT_MAX / 64 row blocks, before anything runs.
@@ -335,7 +337,7 @@ codegen::gemm_params plan(index_type M, index_type N, index_type K, const gemm_b
 template <class T, class Space, class Epilogue>
 void gemm(const Space& exec, index_type M, index_type N, index_type K, const T* A, index_type lda,
           const T* B, index_type ldb, T* C, index_type ldc, const Epilogue& ep,
-          const codegen::gemm_params& p) {
+          const codegen::gemm_params& p, const std::string& label = "tessera::host::gemm") {
   using S = impl::micro_tile<T>;
   constexpr int MR = S::MR, NR = S::NR;
   static_assert(std::is_invocable_r_v<T, const Epilogue&, index_type, index_type, T>,
@@ -365,7 +367,7 @@ void gemm(const Space& exec, index_type M, index_type N, index_type K, const T* 
   if (M == 0 || N == 0) return;
 
   if (K == 0) {
-    Kokkos::parallel_for("tessera::host::gemm(K=0)",
+    backends::impl::launch(label + " (K=0)",
                          Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, M),
                          [=](index_type i) {
                            for (index_type j = 0; j < N; ++j) C[i * ldc + j] = ep(i, j, T(0));
@@ -382,6 +384,7 @@ void gemm(const Space& exec, index_type M, index_type N, index_type K, const T* 
                          " row blocks of mc=" + std::to_string(mc) +
                          ", more than a Kokkos league holds; use a larger mc");
   const std::size_t a_bytes = std::size_t(mc * kc) * sizeof(T) + 64;
+  const int level = p.scratch_level;
 
   // Shared packed B panel (kc x nc), allocated once per call.
   Kokkos::View<T*, Kokkos::HostSpace> b_buf(
@@ -398,20 +401,20 @@ void gemm(const Space& exec, index_type M, index_type N, index_type K, const T* 
       const index_type kb = std::min(kc, K - pc);
       const bool accumulate = pc > 0, finish = pc + kb == K;
       const T* const bsrc = B + pc * ldb + jc;
-      Kokkos::parallel_for(
-          "tessera::host::gemm pack B",
+      backends::impl::launch(
+          label + " (pack B)",
           Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, n_panels),
           [=](index_type q) {
             impl::pack_b_panel(kb, int(std::min<index_type>(NR, nb - q * NR)), bsrc + q * NR, ldb,
                                bp + q * kb * NR);
           });
       team_policy policy(exec, int(m_blocks * splits), 1);
-      policy.set_scratch_size(1, Kokkos::PerTeam(a_bytes));
-      Kokkos::parallel_for(
-          "tessera::host::gemm", policy, [=](const typename team_policy::member_type& team) {
+      policy.set_scratch_size(p.scratch_level, Kokkos::PerTeam(a_bytes));
+      backends::impl::launch(
+          label, policy, [=](const typename team_policy::member_type& team) {
             const index_type ib = team.league_rank() / splits, js = team.league_rank() % splits;
             const index_type ic = ib * mc, mb = std::min(mc, M - ic);
-            T* const ap = impl::align64(static_cast<T*>(team.team_scratch(1).get_shmem(a_bytes)));
+            T* const ap = impl::align64(static_cast<T*>(team.team_scratch(level).get_shmem(a_bytes)));
             impl::pack_a(mb, kb, A + ic * lda + pc, lda, ap);
             const index_type p_end = std::min(n_panels, (js + 1) * panels_per_split);
             for (index_type q = js * panels_per_split; q < p_end; ++q) {

@@ -9,6 +9,7 @@
 #include <tessera/backends/host/gemm.hpp>
 #include <tessera/backends/host/transpose.hpp>
 #include <tessera/backends/kernels/operands.hpp>
+#include <tessera/backends/launch.hpp>
 #include <tessera/codegen/kernel_plan.hpp>
 
 namespace tessera::backends::host {
@@ -42,7 +43,7 @@ struct kernels {
     if (!k.flat_index) {
       // Some operand is a section: rows of the last dimension, each a contiguous vector loop.
       const index_type cols = ext[N - 1], rows = n / cols;
-      Kokkos::parallel_for(k.label, range(exec, 0, rows), [=](index_type r) {
+      backends::impl::launch(k.label, range(exec, 0, rows), [=](index_type r) {
         const ctx<char, S> c;
         index<N> i = tessera::impl::unflatten(ext, r * cols);
         T* o = &out.at(i);
@@ -60,7 +61,7 @@ struct kernels {
       // (the plan's league), each ending with a store fence on the thread that wrote it.
       constexpr int B = transpose_block_size;
       constexpr index_type chunk = 4096;
-      Kokkos::parallel_for(k.label, range(exec, 0, k.league_size), [=](index_type ch) {
+      backends::impl::launch(k.label, range(exec, 0, k.league_size), [=](index_type ch) {
         const ctx<char, S> c;
         const index_type k0 = ch * chunk, k1 = k0 + chunk < n ? k0 + chunk : n;
         // Evaluate 256 elements into an L1-resident buffer (a plain loop that vectorizes),
@@ -77,7 +78,7 @@ struct kernels {
       });
       return;
     }
-    Kokkos::parallel_for(k.label, range(exec, 0, n), [=](index_type q) {
+    backends::impl::launch(k.label, range(exec, 0, n), [=](index_type q) {
       o[q] = static_cast<T>(ev.flat(ctx<char, S>{}, q));
     });
   }
@@ -105,7 +106,7 @@ struct kernels {
     using policy = Kokkos::TeamPolicy<Space>;
     policy p(exec, static_cast<int>(k.league_size), k.team_size);
     sc.request(p);
-    Kokkos::parallel_for(k.label, p, [=](const typename policy::member_type& team) {
+    backends::impl::launch(k.label, p, [=](const typename policy::member_type& team) {
       // Tiles down a column of the output first: consecutive teams read the same operand rows.
       const index_type ti = team.league_rank() % tiles_i, tj = team.league_rank() / tiles_i;
       const index_type oi = ti * th, oj = tj * tw;
@@ -182,7 +183,7 @@ struct kernels {
               c.acc = acc;
               return static_cast<T>(ev.at(c, i, j));
             },
-            k.gemm);
+            k.gemm, k.label);
         return;
       }
     }
@@ -207,7 +208,7 @@ struct kernels {
     constexpr bool narrow = C * sizeof(T) < 64;
     const int G = k.rows_per_team;
     const index_type Q = G > 1 ? (narrow ? 64 : 4) : (ocols > 0 ? ocols : 1);
-    Kokkos::parallel_for(k.label, range(exec, 0, k.league_size), [=](index_type ig) {
+    backends::impl::launch(k.label, range(exec, 0, k.league_size), [=](index_type ig) {
       const ctx<char, S> c0;
       ctx<T, S> c;  // the epilogue's context: c.acc = the tile's combined value
       auto finish = [&](T a) {

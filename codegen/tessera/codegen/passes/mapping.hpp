@@ -4,48 +4,12 @@
 ///        of the GPU one, rows per team of tile_reduce), from the target description.
 #pragma once
 
+#include <tessera/codegen/passes/gemm_blocking.hpp>
 #include <tessera/codegen/passes/phases.hpp>
 
 #include <algorithm>
 
 namespace tessera::codegen {
-
-inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-inline std::int64_t round_up(std::int64_t x, std::int64_t m) { return ceil_div(x, m) * m; }
-
-/// Cache blocking of the packed CPU matmul C(M x N) = A(M x K) B(K x N) as launched (Goto &
-/// van de Geijn 2008): kc = min(kc, K) capped so the packed mc x kc block fits scratch level 1;
-/// mc a multiple of mr, lowered with several threads so that M splits into a multiple of the
-/// thread count of equal row blocks; nc a multiple of nr; when there are fewer row blocks than
-/// threads, each row block is also split over column ranges of its B panel.
-inline gemm_params plan_gemm(std::int64_t M, std::int64_t N, std::int64_t K, int mc, int kc,
-                             int nc, int mr, int nr, int threads, std::size_t scratch_l1,
-                             std::size_t elem_bytes) {
-  gemm_params p;
-  p.mr = mr;
-  p.nr = nr;
-  std::int64_t kc_ = std::max<std::int64_t>(1, std::min<std::int64_t>(kc, K));
-  std::int64_t mc_ = round_up(std::max<std::int64_t>(1, std::min<std::int64_t>(mc, M)), mr);
-  if (threads > 1 && M > 0) {
-    const std::int64_t blocks = round_up(ceil_div(M, mc_), threads);
-    mc_ = std::max<std::int64_t>(mr, round_up(ceil_div(M, blocks), mr));
-  }
-  const std::int64_t max_kc =
-      (static_cast<std::int64_t>(scratch_l1) - 64) / static_cast<std::int64_t>(elem_bytes) / mc_;
-  if (kc_ > max_kc) kc_ = std::max<std::int64_t>(1, max_kc);
-  const std::int64_t nc_ = round_up(std::max<std::int64_t>(1, std::min<std::int64_t>(nc, N)), nr);
-  p.mc = int(mc_);
-  p.kc = int(kc_);
-  p.nc = int(nc_);
-  p.m_blocks = ceil_div(M, mc_);
-  const std::int64_t n_panels = ceil_div(std::min<std::int64_t>(nc_, N), nr);
-  p.splits = p.m_blocks >= threads ? 1
-                                   : std::max<std::int64_t>(
-                                         1, std::min(n_panels, ceil_div(threads, p.m_blocks)));
-  p.panels_per_split = ceil_div(n_panels, p.splits);
-  p.launches = ceil_div(N, nc_) * ceil_div(std::max<std::int64_t>(K, 1), kc_);
-  return p;
-}
 
 inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& s,
                         const target& t) {
@@ -55,6 +19,7 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
   k.family = s.family;
   switch (s.family) {
     case kernel_family::tile_kernel:
+    case kernel_family::copy:
       break;
     case kernel_family::elementwise:
       k.policy = "RangePolicy";
@@ -95,15 +60,10 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
     case kernel_family::matmul: {
       const graph_node& mm = g.nodes[s.core];
       const std::int64_t M = mm.extent[0], N = mm.extent[1];
-      const std::int64_t K = g.nodes[mm.children[0]].extent[1];
       if (uses_packed_matmul(t, mm)) {
-        const bool dbl = mm.dtype == "double";
         k.packed_matmul = true;
-        k.gemm = plan_gemm(M, N, K, dbl ? t.gemm_mc_double : t.gemm_mc,
-                           dbl ? t.gemm_kc_double : t.gemm_kc, dbl ? t.gemm_nc_double : t.gemm_nc,
-                           dbl ? t.gemm_mr_double : t.gemm_mr, dbl ? t.gemm_nr_double : t.gemm_nr,
-                           t.concurrency, t.scratch_max[1], mm.elem_bytes);
-        k.gemm.origin = t.gemm_origin;
+        k.gemm = packed_gemm_params(g, mm, t);
+        k.gemm.scratch_level = k.scratch_level;  // placed by the scratch pass
         k.policy = "TeamPolicy (host)";
         k.league_size = k.gemm.m_blocks * k.gemm.splits;
         k.mapping = "one team per (row block, column range) of C; micro-tiles of " +

@@ -7,6 +7,7 @@
 #include <tessera/codegen/expr_graph.hpp>
 #include <tessera/codegen/passes/barriers.hpp>
 #include <tessera/codegen/passes/fusion.hpp>
+#include <tessera/codegen/passes/gemm_blocking.hpp>
 
 namespace tessera::codegen {
 
@@ -62,6 +63,7 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
   };
   switch (k.family) {
     case kernel_family::tile_kernel:
+    case kernel_family::copy:
       break;
     case kernel_family::elementwise:
       b.program.prologue.push_back({"evaluate and store", {}});
@@ -96,14 +98,15 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
     case kernel_family::matmul: {
       const graph_node& mm = g.nodes[k.core];
       if (uses_packed_matmul(t, mm)) {
-        const bool dbl = mm.dtype == "double";
-        const int mc = dbl ? t.gemm_mc_double : t.gemm_mc, kc = dbl ? t.gemm_kc_double : t.gemm_kc;
-        const int nc = dbl ? t.gemm_nc_double : t.gemm_nc;
-        scratch("a_pack", mm.dtype + "[mc][kc] (" + std::to_string(mc) + "x" +
-                              std::to_string(kc) + " at most)",
-                std::size_t(mc) * kc * mm.elem_bytes, "packed A block");
-        b.global_buffers.push_back({"b_pack", mm.dtype + "[kc][nc]", memory_space_kind::global,
-                                    std::size_t(kc) * nc * mm.elem_bytes, 0,
+        // Sized as launched: mc x kc of A per team, kc x nc of B shared (packed_gemm_params).
+        const gemm_params gp = packed_gemm_params(g, mm, t);
+        scratch("a_pack", mm.dtype + "[mc][kc] (" + std::to_string(gp.mc) + "x" +
+                              std::to_string(gp.kc) + ")",
+                std::size_t(gp.mc) * gp.kc * mm.elem_bytes, "packed A block");
+        b.global_buffers.push_back({"b_pack", mm.dtype + "[kc][nc] (" + std::to_string(gp.kc) +
+                                                  "x" + std::to_string(gp.nc) + ")",
+                                    memory_space_kind::global,
+                                    std::size_t(gp.kc) * gp.nc * mm.elem_bytes, 0,
                                     "packed B panel, shared by all teams"});
         b.program.loop.push_back({"pack the A block", {{"a_pack", true, false}}});
         b.program.loop.push_back({"register-blocked micro-kernels", {{"a_pack", false, false}}});

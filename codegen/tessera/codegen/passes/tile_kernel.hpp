@@ -71,7 +71,10 @@ inline kernel_plan plan_tile_kernel(const std::string& name, const std::vector<s
                          "; keep large per-thread data in tile_static or global memory");
   p.barriers = body.barriers;
   if (!t.thread_per_logical)
-    for (auto& b : p.barriers) b.hazard += (b.hazard.empty() ? "" : " ") + std::string("(one member per team: program order)");
+    for (auto& b : p.barriers) {
+      if (!b.hazard.empty()) b.hazard += ' ';
+      b.hazard.append("(one member per team: program order)");
+    }
   p.phases = body.phases;
   p.notes.push_back("global memory: the arrays and views the kernel captures");
   return p;

@@ -1,0 +1,174 @@
+// The plan is the program: for every kernel kind on the backend under test, the launches
+// Kokkos receives — seen by Kokkos Tools' begin-kernel callback (labels) and by Tessera's launch
+// observer (league, team, vector sizes and scratch bytes read back from the Kokkos policy) —
+// are exactly the kernels explain()/plan() printed, in order.
+#include "test_util.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace {
+using namespace tessera;
+using tessera::index;
+using backends::launch_record;
+
+std::vector<std::string>& tool_labels() {
+  static std::vector<std::string> v;
+  return v;
+}
+std::vector<launch_record>& launches() {
+  static std::vector<launch_record> v;
+  return v;
+}
+void on_begin_for(const char* name, const std::uint32_t, std::uint64_t* kernel_id) {
+  tool_labels().emplace_back(name);
+  *kernel_id = 0;
+}
+void on_launch(const launch_record& r) { launches().push_back(r); }
+
+/// Observes launches (Kokkos Tools callback + Tessera's observer) for its lifetime.
+struct observing {
+  observing() {
+    Kokkos::fence();
+    tool_labels().clear();
+    launches().clear();
+    Kokkos::Tools::Experimental::set_begin_parallel_for_callback(&on_begin_for);
+    backends::current_launch_observer() = &on_launch;
+  }
+  ~observing() {
+    Kokkos::fence();
+    Kokkos::Tools::Experimental::set_begin_parallel_for_callback(nullptr);
+    backends::current_launch_observer() = nullptr;
+  }
+};
+
+bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
+
+/// Every launch matches its planned kernel; every planned kernel ran.
+void check_launches_match(const std::vector<codegen::kernel_plan>& kernels) {
+  // Kokkos Tools saw the same Tessera launches, in the same order, as the observer.
+  std::vector<std::string> tessera_tools;
+  for (const auto& l : tool_labels())
+    if (starts_with(l, "tessera::")) tessera_tools.push_back(l);
+  std::vector<std::string> observed;
+  for (const auto& r : launches()) observed.push_back(r.label);
+  CHECK(tessera_tools == observed);
+
+  std::size_t next = 0;
+  for (const auto& k : kernels) {
+    CAPTURE(k.name);
+    // A packed CPU matmul is one B-panel packing launch and one team launch per (column
+    // panel, K block); every other kernel is one launch.
+    const std::int64_t expected = k.packed_matmul ? k.gemm.launches : 1;
+    std::int64_t seen = 0;
+    for (; next < launches().size() && starts_with(launches()[next].label, k.label); ++next) {
+      const launch_record& r = launches()[next];
+      CAPTURE(r.label);
+      if (k.packed_matmul && r.label != k.label) {
+        CHECK(r.label == k.label + " (pack B)");
+        CHECK(r.policy == "RangePolicy");
+        continue;
+      }
+      ++seen;
+      CHECK(r.label == k.label);
+      CHECK(r.policy == (starts_with(k.policy, "TeamPolicy") ? "TeamPolicy" : "RangePolicy"));
+      CHECK(r.league_size == k.league_size);
+      if (r.policy == "TeamPolicy") {
+        CHECK(r.team_size == k.team_size);
+        CHECK(r.vector_length == k.vector_length);
+        const std::size_t planned = k.scratch_bytes[k.scratch_level];
+        CHECK(r.scratch_bytes[k.scratch_level] ==
+              (planned ? planned + codegen::scratch_align_slack : 0));
+        CHECK(r.scratch_bytes[1 - k.scratch_level] == 0);
+      }
+    }
+    CHECK(seen == expected);
+  }
+  CHECK(next == launches().size());
+}
+
+/// Plans `e` assigned to `dst`, runs the assignment while observing, compares.
+template <class T, int N, class E>
+void check_assignment(const array<T, N>& dst, const E& e) {
+  const auto mem = dst.describe_memory();
+  const auto planned =
+      backends::exec::plan_of(execution_space(), e, &mem).plan;  // what explain shows
+  {
+    observing obs;
+    assign(dst, e);
+  }
+  check_launches_match(planned.kernels);
+}
+
+TEST_CASE("Tier 1: every kernel family launches as planned") {
+  auto ea = tt::random_matrix<float>(67, 45), eb = tt::random_matrix<float>(45, 38);
+  array<float, 2> A = from_eigen(ea), B = from_eigen(eb), C(67, 38), T(45, 67), D(67, 45);
+  SUBCASE("elementwise") { check_assignment(D, 2.f * A + relu(A) - 1.f); }
+  SUBCASE("staged transpose with an epilogue") {
+    array<float, 2> At = from_eigen(tt::random_matrix<float>(45, 67));
+    check_assignment(T, transpose(A) + At * 0.5f);
+  }
+  SUBCASE("matmul with a fused epilogue") {
+    array<float, 2> Cin = from_eigen(tt::random_matrix<float>(67, 38));
+    check_assignment(C, relu(matmul(A, B) * 1.5f + Cin));
+  }
+  SUBCASE("generic tiled matmul (int, .tile<8,8>())") {
+    array<int, 2> Ai(extent<2>(29, 17)), Bi(extent<2>(17, 21)), Ci(extent<2>(29, 21));
+    check_assignment(Ci, (matmul(Ai, Bi) + 1).tile<8, 8>());
+    check_assignment(Ci, matmul(Ai, Bi) - Ci);
+  }
+  SUBCASE("tile_mean and tile_reduce with epilogues") {
+    array<float, 2> X = from_eigen(tt::random_matrix<float>(64, 96)), Y(16, 24), Z(32, 12);
+    check_assignment(Y, tile_mean<4, 4>(X) * 2.f);
+    check_assignment(Z, tile_reduce<2, 8>(X, ops::max{}) + 1.f);
+  }
+  SUBCASE("several kernels: temporaries first, post-order") {
+    check_assignment(C, matmul(A + 1.f, B) + matmul(A, B));
+  }
+  SUBCASE("aliasing: the output is computed into a temporary, then copied") {
+    array<float, 2> S = from_eigen(tt::random_matrix<float>(40, 40));
+    check_assignment(S, transpose(S) + 1.f);
+    const auto p = plan(transpose(S) + 1.f);  // a fresh output: no copy
+    CHECK(p.kernels.back().family != codegen::kernel_family::copy);
+  }
+}
+
+TEST_CASE("Tier 0 and Tier 2 launches as planned") {
+  array<float, 2> m(37, 53), out(37, 53);
+  auto kernel = TESSERA_KERNEL(tile_group<8, 16>& g) {
+    auto s = g.tile_static<float[8][16]>("s");
+    auto acc = g.tile_local<float>(0.f, "acc");
+    g.for_each([&](const tiled_index<8, 16>& t) { s(t.local[0], t.local[1]) = guarded_read(m, t.global); });
+    g.barrier.wait();
+    g.for_each([&](const tiled_index<8, 16>& t) {
+      acc(t) = s(7 - t.local[0], 15 - t.local[1]);
+      guarded_write(out, t.global, acc(t));
+    });
+  };
+  const auto te = m.extent.tile<8, 16>().pad();
+  const auto p = tessera::plan(te, kernel);
+  {
+    observing obs;
+    parallel_for_each(te, kernel);
+  }
+  check_launches_match({p});
+  CHECK(p.league_size == 5 * 4);
+
+  auto prog = tile_program(TESSERA_KERNEL(tile_program_context<4, 4>& q) {
+    auto a = q.tile_static<float[4][4]>("a");
+    q.load(a, [&](const tiled_index<4, 4>& t) { return guarded_read(m, t.global); });
+    q.store(out, [&](const tiled_index<4, 4>& t) { return a(3 - t.local[0], t.local[1]); },
+            reads(a));
+  });
+  const auto te4 = m.extent.tile<4, 4>().pad();
+  const auto p2 = tessera::plan(te4, prog);
+  {
+    observing obs;
+    parallel_for_each(te4, prog);
+  }
+  check_launches_match({p2});
+  REQUIRE(p2.barriers.size() == 1);
+}
+
+}  // namespace
