@@ -22,7 +22,7 @@ TEST_CASE("tile averages: one L0 buffer, one barrier, league = tiles") {
   CHECK(s.find("phases: 2, barriers: 1") != std::string::npos);
 }
 
-TEST_CASE("tiled matmul plan: two L0 tiles, private accumulator, two barriers per k-step") {
+TEST_CASE("tiled matmul plan: two L0 tiles, the accumulator per mapping, two barriers per k-step") {
   array<float, 2> a(64, 48), b(48, 32);
   constexpr int TS = 16;
   const index_type K = 48;
@@ -41,13 +41,22 @@ TEST_CASE("tiled matmul plan: two L0 tiles, private accumulator, two barriers pe
       tessera::plan(extent<2>(64, 32).tile<TS, TS>(), kernel);
   CHECK(plan.league_size == 8);
   CHECK(plan.logical_threads == 256);
-  CHECK(plan.scratch_bytes[0] == 2048);
   CHECK(plan.scratch_bytes[1] == 0);
   REQUIRE(plan.buffers.size() == 3);
   CHECK(plan.buffers[0].space == codegen::memory_space_kind::scratch_level0);
   CHECK(plan.buffers[1].offset == 1024);
   CHECK(plan.buffers[2].name == "acc");
-  CHECK(plan.buffers[2].space == codegen::memory_space_kind::private_memory);
+  if (plan.team_size > 1) {
+    // One member per logical thread: the accumulator is a register.
+    CHECK(plan.scratch_bytes[0] == 2048);
+    CHECK(plan.buffers[2].space == codegen::memory_space_kind::private_memory);
+  } else {
+    // One member runs the tile: 256 accumulators in team scratch after the two tiles.
+    CHECK(plan.scratch_bytes[0] == 2048 + 256 * 4);
+    CHECK(plan.buffers[2].space == codegen::memory_space_kind::scratch_level0);
+    CHECK(plan.buffers[2].offset == 2048);
+    CHECK(plan.buffers[2].bytes == 256 * 4);
+  }
   CHECK(plan.barriers.size() == 2 * (K / TS));
   CHECK(plan.phases == 2 * (K / TS) + 1);
 }

@@ -59,6 +59,7 @@ class planning_context final : public tessera::impl::host_context {
   void clear() {
     statics.clear();
     locals.clear();
+    order.clear();
     barriers.clear();
     phase = 0;
     next = {};
@@ -67,10 +68,12 @@ class planning_context final : public tessera::impl::host_context {
   void* allocate_static(const buffer_desc& d, int& id) override {
     id = static_cast<int>(statics.size());
     statics.push_back(d);
+    order.push_back(false);
     return nullptr;
   }
   void* allocate_local(const buffer_desc& d) override {
     locals.push_back(d);
+    order.push_back(true);
     return nullptr;
   }
   void access(int, index_type, access_kind) override {}
@@ -90,12 +93,14 @@ class planning_context final : public tessera::impl::host_context {
   /// What the body declared, as the code generator's tile_body.
   codegen::tile_body body() const {
     codegen::tile_body b;
-    int k = 0;
-    for (const auto& d : statics)
-      b.statics.push_back({buffer_name(d, "tile_static", k++), d.type_name(), d.bytes, d.align});
-    k = 0;
-    for (const auto& d : locals)
-      b.locals.push_back({buffer_name(d, "tile_local", k++), d.type_name(), d.bytes, d.align});
+    std::size_t s = 0, l = 0;
+    for (const bool local : order) {
+      const buffer_desc& d = local ? locals[l] : statics[s];
+      b.buffers.push_back({buffer_name(d, local ? "tile_local" : "tile_static",
+                                       int(local ? l : s)),
+                           d.type_name(), d.bytes, d.align, local});
+      ++(local ? l : s);
+    }
     for (const auto& r : barriers)
       b.barriers.push_back(
           {r.after_phase, tessera::impl::to_string(r.fence),
@@ -106,13 +111,13 @@ class planning_context final : public tessera::impl::host_context {
   }
   /// A compact signature of what was recorded (plan-cache key part).
   void signature(std::vector<std::int64_t>& key) const {
-    for (const auto& d : statics) {
-      key.push_back(std::int64_t(d.bytes));
+    std::size_t s = 0, l = 0;
+    for (const bool local : order) {
+      const buffer_desc& d = local ? locals[l++] : statics[s++];
+      key.push_back(local ? -std::int64_t(d.bytes) - 1 : std::int64_t(d.bytes));
       key.push_back(std::int64_t(d.align));
     }
     key.push_back(-1);
-    for (const auto& d : locals) key.push_back(std::int64_t(d.bytes));
-    key.push_back(-2);
     for (const auto& b : barriers) {
       key.push_back(std::int64_t(b.fence));
       key.push_back(std::int64_t(reinterpret_cast<std::uintptr_t>(b.hazard)));
@@ -123,6 +128,7 @@ class planning_context final : public tessera::impl::host_context {
 
   std::vector<buffer_desc> statics;
   std::vector<buffer_desc> locals;
+  std::vector<bool> order;  ///< allocation order: false = tile_static, true = tile_local
   std::vector<barrier_record> barriers;
   int phase = 0;
   barrier_record next{};  ///< the reason given for the next barrier, if any

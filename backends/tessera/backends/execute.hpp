@@ -213,9 +213,35 @@ const codegen::lowered& plan_of(const Space& exec, const E& e,
 
 }  // namespace backends::exec
 
+namespace backends::exec {
+/// The common part of every assignment: checks, plan lookup, execution into `dst` (an array or
+/// a writable array_view).
+template <class Dst, class E>
+void assign_buffer(const execution_space& exec, const Dst& dst, const E& e) {
+  constexpr int N = Dst::rank;
+  static_assert(E::rank == N, "tessera::assign: an expression of another rank than the destination");
+  static_assert(!std::is_const_v<typename Dst::value_type>,
+                "tessera::assign: the destination is read-only (array_view<const T>)");
+  if (!(dst.extent == e.get_extent()))
+    throw shape_error("tessera::operator=: destination extent " + to_string(dst.extent) +
+                      " differs from the expression's " + to_string(e.get_extent()));
+  tessera::impl::require_runtime("tessera::operator=");
+  if (dst.extent.size() == 0) return;
+  if constexpr (requires { dst.sync_state(); })
+    if (auto* s = dst.sync_state()) s->to_device(true);  // current (it may be read), then ours
+  const auto mem = dst.describe_memory();
+  const codegen::lowered& low = plan_of(exec, e, &mem);
+  backends::impl::profiling_region region(low.plan.kernels[low.fusion.kernels.size() - 1].label);
+  execute(exec, low, e, dst.ref(), dst.extent);
+}
+}  // namespace backends::exec
+
 /// Evaluates `e` into `dst` with as few kernels as the code generator can fuse, on execution
 /// space instance `exec` (asynchronous unless temporaries were needed). `dst` may overlap
-/// operands of `e`: a temporary is used where a kernel would read what it already wrote.
+/// operands of `e` in any way (the same array, sections or views of one buffer): a temporary
+/// is used exactly where a kernel would read what it already wrote.
+/// \param dst [in] an array<T,N>, or an array_view<T,N> (a section of caller memory, ...)
+/// \param e [in] a Tier 1 expression of rank N and the same extent
 /// \throws shape_error when dst's extent differs from e's (dst untouched); usage_error when
 ///         Kokkos is not running; resource_error when a kernel's scratch exceeds the backend's
 ///         limit — all before any kernel runs
@@ -224,22 +250,27 @@ requires requires {
   typename E::tessera_expression_tag;
 }
 void assign(const execution_space& exec, const array<T, N>& dst, const E& e) {
-  static_assert(E::rank == N, "tessera::assign: an expression of another rank than the array");
-  if (!(dst.extent == e.get_extent()))
-    throw shape_error("tessera::operator=: destination extent " + to_string(dst.extent) +
-                      " differs from the expression's " + to_string(e.get_extent()));
-  tessera::impl::require_runtime("tessera::operator=");
-  if (dst.extent.size() == 0) return;
-  const auto mem = dst.describe_memory();
-  const codegen::lowered& low = backends::exec::plan_of(exec, e, &mem);
-  backends::impl::profiling_region region(low.plan.kernels[low.fusion.kernels.size() - 1].label);
-  backends::exec::execute(exec, low, e, dst.ref(), dst.extent);
+  backends::exec::assign_buffer(exec, dst, e);
+}
+template <class T, int N, class E>
+requires requires {
+  typename E::tessera_expression_tag;
+}
+void assign(const execution_space& exec, const array_view<T, N>& dst, const E& e) {
+  backends::exec::assign_buffer(exec, dst, e);
 }
 template <class T, int N, class E>
 requires requires {
   typename E::tessera_expression_tag;
 }
 void assign(const array<T, N>& dst, const E& e) {
+  assign(execution_space(), dst, e);
+}
+template <class T, int N, class E>
+requires requires {
+  typename E::tessera_expression_tag;
+}
+void assign(const array_view<T, N>& dst, const E& e) {
   assign(execution_space(), dst, e);
 }
 

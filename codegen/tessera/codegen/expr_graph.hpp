@@ -48,10 +48,11 @@ struct target {
   std::size_t scratch_max[2] = {32768, 20u << 20};  ///< bytes per team, per level
   int max_team_size = 1;
   int concurrency = 1;
-  /// Tier 0: tile_local bytes a tile may hold (CPU: all logical threads' copies, on the
-  /// member's stack) or a logical thread may hold (GPU: registers / local memory).
-  std::size_t tile_local_max = 1u << 20;
-  bool tile_local_per_thread = false;  ///< tile_local_max counts per logical thread
+  /// Tier 0: true when tile_local storage is private to each logical thread (GPU registers,
+  /// at most tile_local_max bytes per logical thread); false when one member runs the tile and
+  /// keeps every logical thread's copy in team scratch (CPU; limited by the scratch levels).
+  bool tile_local_per_thread = false;
+  std::size_t tile_local_max = 16 * 1024;
   /// Staged transposes: default output tile (rows, cols); CPUs move B x B register blocks
   /// (staged_block = B); GPUs stage whole tiles with rows padded by staged_pad elements.
   int transpose_tile[2] = {32, 32};

@@ -195,42 +195,55 @@ class tile_static_ref {
 
 /// Per-logical-thread storage that survives barriers: `auto acc = g.tile_local<float>(0.f);`
 /// then `acc(t) += ...` inside for_each. One U per team member on GPUs (a register: the member
-/// is the logical thread), a U[L] array (L = logical threads per tile) on CPUs, host storage in
-/// checked mode. The launch checks the total against the backend's limit (resource_error).
+/// is the logical thread); on CPUs, where one member runs the whole tile, a U[L] array in team
+/// scratch (L = logical threads per tile), placed after the tile_static buffers declared
+/// before it; host storage in checked mode. The launch checks the size against the backend's
+/// limit (resource_error) before anything runs.
 template <class U, int L, int Slots>
 class tile_local_ref {
   static_assert(std::is_default_constructible_v<U> && std::is_trivially_destructible_v<U>,
                 "tile_group::tile_local<U>: U must be default-constructible and trivially "
                 "destructible");
+  static_assert(Slots == 1 || Slots == L, "tile_local_ref: one slot, or one per logical thread");
 
  public:
-  TESSERA_INLINE tile_local_ref(const U& init, U* host_slots) : host_(host_slots) {
+  /// \param slots [in] L values (CPU scratch or host storage); ignored when Slots == 1 unless
+  ///        non-null (host storage in checked mode)
+  TESSERA_INLINE tile_local_ref(const U& init, U* slots) : p_(slots) {
+    if constexpr (Slots == 1) {
 #ifndef TESSERA_DEVICE_PASS
-    if (host_) {
-      for (int i = 0; i < L; ++i) host_[i] = init;
-      return;
+      if (p_) {
+        for (int i = 0; i < L; ++i) p_[i] = init;
+        return;
+      }
+#endif
+      v_ = init;
+    } else {
+      if (p_)
+        for (int i = 0; i < L; ++i) p_[i] = init;
     }
-#endif
-    for (int i = 0; i < Slots; ++i) v_[i] = init;
   }
   template <class TI>
-  TESSERA_FORCEINLINE U& operator()(const TI& t) {
+  TESSERA_FORCEINLINE U& operator()(const TI& t) const {
+    if constexpr (Slots == 1) {
 #ifndef TESSERA_DEVICE_PASS
-    if (host_) return host_[t.local_linear()];
+      if (p_) return p_[t.local_linear()];
 #endif
-    if constexpr (Slots == 1)
-      return v_[0];
-    else
-      return v_[t.local_linear()];
+      return v_;
+    } else {
+      return p_[t.local_linear()];
+    }
   }
   template <class TI>
-  TESSERA_FORCEINLINE U& operator[](const TI& t) {
+  TESSERA_FORCEINLINE U& operator[](const TI& t) const {
     return (*this)(t);
   }
 
  private:
-  U* host_;
-  U v_[Slots];
+  U* p_;
+  struct none {};
+  /// The register of the GPU mapping (Slots == 1).
+  [[no_unique_address]] mutable std::conditional_t<Slots == 1, U, none> v_{};
 };
 
 template <class Space, int... T>
@@ -373,16 +386,29 @@ class basic_tile_group {
     return tile_static_ref<U>(reinterpret_cast<E*>(scratch_ + off), nullptr, 0);
   }
 
-  /// Per-logical-thread storage initialised to `init`, alive across barriers.
+  /// Per-logical-thread storage initialised to `init`, alive across barriers (sizeof(U) bytes
+  /// per logical thread: a register on GPUs, team scratch on CPUs).
   template <class U>
   TESSERA_INLINE tile_local_ref<U, tile_size, mapping::template local_slots<tile_size>> tile_local(
       const U& init, const char* name = nullptr) {
-    U* host = nullptr;
+    constexpr int slots = mapping::template local_slots<tile_size>;
+    U* p = nullptr;
 #ifndef TESSERA_DEVICE_PASS
-    if (ctx_) host = static_cast<U*>(ctx_->allocate_local(impl::describe_buffer<U>(name)));
+    if (ctx_) {
+      p = static_cast<U*>(ctx_->allocate_local(impl::describe_buffer<U>(name)));
+      return tile_local_ref<U, tile_size, slots>(init, p);
+    }
 #endif
     (void)name;
-    return tile_local_ref<U, tile_size, mapping::template local_slots<tile_size>>(init, host);
+    if constexpr (slots > 1) {
+      // CPU mapping: the L copies live in team scratch, laid out like tile_static buffers.
+      const std::size_t off = impl::scratch_offset(offset_, alignof(U));
+      offset_ = off + sizeof(U) * slots;
+      if (barrier.in_phase_ || offset_ > planned_)
+        impl::misuse_in_kernel("tessera: tile_local inside for_each or beyond the plan");
+      p = reinterpret_cast<U*>(scratch_ + off);
+    }
+    return tile_local_ref<U, tile_size, slots>(init, p);
   }
 
   /// Runs f(tiled_index) once for every logical thread of the tile (one phase). Logical threads

@@ -9,10 +9,6 @@
 
 namespace tessera::backends::host {
 
-/// Tile_local storage a CPU tile may hold: all logical threads' copies live on the stack of
-/// the thread running the tile (8 MiB main-thread stacks; OpenMP worker stacks can be smaller).
-inline constexpr std::size_t tile_local_limit_bytes = std::size_t{1} << 20;
-
 template <class Space>
 codegen::target make_target() {
   using policy = Kokkos::TeamPolicy<Space>;
@@ -23,8 +19,7 @@ codegen::target make_target() {
   t.scratch_max[1] = static_cast<std::size_t>(policy::scratch_size_max(1));
   t.max_team_size = 1;
   t.concurrency = Space().concurrency();
-  t.tile_local_max = tile_local_limit_bytes;
-  t.tile_local_per_thread = false;
+  t.tile_local_per_thread = false;  // every logical thread's copy in team scratch
   // 256 x 32 output tiles walked in 16 x 16 blocks: a tile column reads 32 operand rows (a
   // 1 MiB panel that stays in L2 while the tiles walk down it), and each output row of a block
   // is one 64-byte line written whole.

@@ -149,8 +149,15 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
         const int ts = generic_matmul_tile(t, mm);
         scratch("a_tile", tile_type(mm, ts, ts), std::size_t(ts) * ts * mm.elem_bytes, "A tile");
         scratch("b_tile", tile_type(mm, ts, ts), std::size_t(ts) * ts * mm.elem_bytes, "B tile");
-        b.private_buffers.push_back(
-            {"acc", mm.dtype, memory_space_kind::private_memory, mm.elem_bytes, 0, "accumulator"});
+        // The accumulator is tile_local: a register per logical thread on GPUs, one copy per
+        // logical thread in team scratch where one member runs the tile (as Tier 0 places it).
+        if (t.tile_local_per_thread)
+          b.private_buffers.push_back({"acc", mm.dtype, memory_space_kind::private_memory,
+                                       mm.elem_bytes, 0, "accumulator"});
+        else
+          scratch("acc", mm.dtype + "[" + std::to_string(ts * ts) + "]",
+                  std::size_t(ts) * ts * mm.elem_bytes,
+                  "tile_local accumulator: one per logical thread");
         b.program.loop.push_back(
             {"load A and B tiles", {{"a_tile", true, false}, {"b_tile", true, false}}});
         b.program.loop.push_back(

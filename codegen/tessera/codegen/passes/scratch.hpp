@@ -22,13 +22,19 @@ inline void place_scratch(kernel_plan& k, const kernel_body& b, const target& t,
     k.buffers.push_back({s.name, s.type, memory_space_kind::scratch_level0, s.bytes, off, s.role});
     end = off + s.bytes;
   }
-  if (end > t.scratch_max[1])
+  bool has_local = false;
+  for (const auto& s : b.scratch) has_local |= s.role.rfind("tile_local", 0) == 0;
+  // Kokkos is asked for scratch_align_slack more bytes (the kernel aligns its base).
+  const std::size_t requested = end ? end + scratch_align_slack : 0;
+  if (requested > t.scratch_max[1])
     throw resource_error(who + " needs " + std::to_string(end) +
-                         " bytes of tile_static memory per tile (Kokkos team scratch); the " + t.backend +
-                         " backend allows at most " + std::to_string(t.scratch_max[0]) +
-                         " (scratch level 0) or " + std::to_string(t.scratch_max[1]) +
-                         " (level 1); use smaller tiles");
-  const int level = end > t.scratch_max[0] ? 1 : 0;
+                         " bytes of tile_static memory per tile (Kokkos team scratch" +
+                         (has_local ? ", including every logical thread's tile_local copies" : "") +
+                         "); the " + t.backend + " backend allows at most " +
+                         std::to_string(t.scratch_max[0]) + " (scratch level 0) or " +
+                         std::to_string(t.scratch_max[1]) + " (level 1), less " +
+                         std::to_string(scratch_align_slack) + " for alignment; use smaller tiles");
+  const int level = requested > t.scratch_max[0] ? 1 : 0;
   if (level == 1)
     for (std::size_t i = first; i < k.buffers.size(); ++i)
       k.buffers[i].space = memory_space_kind::scratch_level1;

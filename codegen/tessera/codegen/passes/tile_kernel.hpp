@@ -15,9 +15,9 @@ struct tile_body {
     std::string name, type;
     std::size_t bytes = 0;  ///< per tile (tile_static) or per logical thread (tile_local)
     std::size_t align = 1;
+    bool local = false;  ///< tile_local (else tile_static)
   };
-  std::vector<buffer> statics;
-  std::vector<buffer> locals;
+  std::vector<buffer> buffers;  ///< in allocation order
   std::vector<barrier_plan> barriers;
   int phases = 1;
 };
@@ -45,30 +45,35 @@ inline kernel_plan plan_tile_kernel(const std::string& name, const std::vector<s
                   ? "one team member per logical thread (TeamThreadRange over the tile)"
                   : "one team member per tile; each phase a loop nest over the tile in program "
                     "order, its innermost loop vectorized";
+  // tile_static buffers go to team scratch in allocation order; so do tile_local arrays on
+  // targets where one member runs the tile (L copies each), interleaved as the kernel
+  // allocates them; on GPUs tile_local is private (a register per logical thread).
   kernel_body kb;
-  for (std::size_t i = 0; i < body.statics.size(); ++i) {
-    const auto& s = body.statics[i];
-    kb.scratch.push_back({s.name, s.type, s.bytes, s.align, "tile_static"});
-  }
   std::size_t local_bytes = 0;
-  for (const auto& l : body.locals) {
-    kb.private_buffers.push_back(
-        {l.name, l.type, memory_space_kind::private_memory, l.bytes, 0, "tile_local"});
-    local_bytes += l.bytes;
+  for (const auto& b : body.buffers) {
+    if (!b.local) {
+      kb.scratch.push_back({b.name, b.type, b.bytes, b.align, "tile_static"});
+    } else if (t.tile_local_per_thread) {
+      kb.private_buffers.push_back(
+          {b.name, b.type, memory_space_kind::private_memory, b.bytes, 0, "tile_local"});
+      local_bytes += b.bytes;
+    } else {
+      kb.scratch.push_back({b.name, b.type + "[" + std::to_string(p.logical_threads) + "]",
+                            b.bytes * std::size_t(p.logical_threads), b.align,
+                            "tile_local: one per logical thread"});
+      local_bytes += b.bytes;
+    }
   }
   const std::string tile_text = "<" + list_dims(tile) + ">";
   place_scratch(p, kb, t, name + ": tile " + tile_text);
   p.tile_local_bytes = local_bytes;
-  const std::size_t counted = t.tile_local_per_thread ? local_bytes
-                                                      : local_bytes * std::size_t(p.logical_threads);
-  if (counted > t.tile_local_max)
+  if (t.tile_local_per_thread && local_bytes > t.tile_local_max)
     throw resource_error(name + ": tile " + tile_text + " declares " +
-                         std::to_string(local_bytes) + " bytes of tile_local storage per logical "
-                         "thread (" + std::to_string(counted) + " bytes " +
-                         (t.tile_local_per_thread ? "per logical thread" : "per tile") +
-                         "); the " + t.backend + " backend allows at most " +
-                         std::to_string(t.tile_local_max) +
-                         "; keep large per-thread data in tile_static or global memory");
+                         std::to_string(local_bytes) +
+                         " bytes of tile_local storage per logical thread; the " + t.backend +
+                         " backend allows at most " + std::to_string(t.tile_local_max) +
+                         " per logical thread (registers); keep large per-thread data in "
+                         "tile_static or global memory");
   p.barriers = body.barriers;
   if (!t.thread_per_logical)
     for (auto& b : p.barriers) {
