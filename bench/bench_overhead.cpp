@@ -43,14 +43,12 @@ struct add_functor {
 /// tile staged through scratch, reversed.
 struct reverse_functor {
   Kokkos::View<float*> in, out;
-  KOKKOS_INLINE_FUNCTION void operator()(
-      const Kokkos::TeamPolicy<space>::member_type& team) const {
+  KOKKOS_INLINE_FUNCTION void operator()(const Kokkos::TeamPolicy<space>::member_type& team) const {
     float* s = static_cast<float*>(team.team_scratch(0).get_shmem(64 * sizeof(float)));
     const index_type o = index_type(team.league_rank()) * 64;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 64), [&](int l) { s[l] = in(o + l); });
     team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 64),
-                         [&](int l) { out(o + l) = s[63 - l]; });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 64), [&](int l) { out(o + l) = s[63 - l]; });
   }
 };
 
@@ -89,7 +87,7 @@ int main(int argc, char** argv) {
   {
     const index_type n = 64 * 16;
     tessera::array<float, 1> in(n), out(n);
-    auto kernel = TESSERA_KERNEL(tessera::tile_group<64> & g) {
+    auto kernel = TESSERA_KERNEL(tessera::tile_group<64>& g) {
       auto s = g.tile_static<float[64]>("s");
       g.for_each([&](const tessera::tiled_index<64>& t) { s(t.local[0]) = in[t.global]; });
       g.barrier.wait();
@@ -103,12 +101,12 @@ int main(int argc, char** argv) {
     double tt = 1e300, tk = 1e300;
     for (int r = 0; r < 3; ++r) {
       tt = std::min(tt, per_call(batches, calls, [&] { tessera::parallel_for_each(te, kernel); }));
-      tk = std::min(tk, per_call(batches, calls,
-                                 [&] { Kokkos::parallel_for("reverse", policy, rf); }));
+      tk = std::min(tk,
+                    per_call(batches, calls, [&] { Kokkos::parallel_for("reverse", policy, rf); }));
     }
     row("Tier 0 tile<64> reverse, 16 tiles", tt, tk);
     // The same launch with an empty body: what the launch machinery itself costs.
-    auto empty = TESSERA_KERNEL(tessera::tile_group<64> & g) {
+    auto empty = TESSERA_KERNEL(tessera::tile_group<64>& g) {
       g.for_each([&](const tessera::tiled_index<64>&) {});
     };
     empty_functor ef;
@@ -116,15 +114,16 @@ int main(int argc, char** argv) {
     tt = tk = 1e300;
     for (int r = 0; r < 3; ++r) {
       tt = std::min(tt, per_call(batches, calls, [&] { tessera::parallel_for_each(te, empty); }));
-      tk = std::min(tk, per_call(batches, calls,
-                                 [&] { Kokkos::parallel_for("empty", epolicy, ef); }));
+      tk = std::min(tk,
+                    per_call(batches, calls, [&] { Kokkos::parallel_for("empty", epolicy, ef); }));
     }
     row("Tier 0 tile<64>, empty body, 16 tiles", tt, tk);
   }
   {
     tessera::array<float, 2> a(16, 16), b(16, 16), c(16, 16), d(16, 16);
     const double tt = per_call(batches, calls / 4, [&] { d = relu(matmul(a, b) + c); });
-    const double tp = per_call(batches, calls / 4, [&] { (void)tessera::plan(relu(matmul(a, b) + c)); });
+    const double tp =
+        per_call(batches, calls / 4, [&] { (void)tessera::plan(relu(matmul(a, b) + c)); });
     std::printf("%-44s %10.2f us   (plan lookup alone: %.2f us)\n",
                 "d = relu(matmul(a, b) + c), 16x16", tt * 1e6, tp * 1e6);
   }

@@ -19,9 +19,9 @@ bool is_query(int argc, char** argv) {
       a.remove_prefix(2);
     else if (a.starts_with("-"))
       a.remove_prefix(1);
-    for (std::string_view q : {"list-test-cases", "ltc", "list-test-suites", "lts",
-                               "list-reporters", "lr", "help", "h", "?", "version", "v", "count",
-                               "c"})
+    for (std::string_view q :
+         {"list-test-cases", "ltc", "list-test-suites", "lts", "list-reporters", "lr", "help", "h",
+          "?", "version", "v", "count", "c"})
       if (a == q || (a.starts_with(q) && a.size() > q.size() && a[q.size()] == '=')) return true;
   }
   return false;

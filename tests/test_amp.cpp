@@ -169,7 +169,8 @@ TEST_CASE("atomics on tile_static memory: a histogram per tile, every C++ AMP fu
 TEST_CASE("atomics on global memory across tiles: no race among atomics, exact totals") {
   const long n = 1000;
   array<long, 1> v{extent<1>(n)};
-  parallel_for_each(v.extent, TESSERA_KERNEL(const index<1>& i) { v[i] = i[0] + 1; });
+  parallel_for_each(
+      v.extent, TESSERA_KERNEL(const index<1>& i) { v[i] = i[0] + 1; });
   array<long, 1> total{extent<1>(1)}, maxv{extent<1>(1)};
   auto kernel = TESSERA_KERNEL(tile_group<16>& g) {
     g.for_each([&](const tiled_index<16>& t) {
@@ -225,7 +226,8 @@ void fence_reduction(const array<int, 1>& in, const array<int, 1>& out) {
 TEST_CASE("free-standing fences order the memory they name (warp-synchronous reduction tail)") {
   const long tiles = 30, n = tiles * 256;
   array<int, 1> in{extent<1>(n)}, out{extent<1>(tiles)};
-  parallel_for_each(in.extent, TESSERA_KERNEL(const index<1>& i) { in[i] = int(i[0] % 256); });
+  parallel_for_each(
+      in.extent, TESSERA_KERNEL(const index<1>& i) { in[i] = int(i[0] % 256); });
   fence_reduction<true>(in, out);
   const auto o = out.to_vector();
   for (long t = 0; t < tiles; ++t) CHECK(o[std::size_t(t)] == 255 * 256 / 2);
@@ -238,7 +240,8 @@ TEST_CASE("free-standing fences order the memory they name (warp-synchronous red
 TEST_CASE("checked mode: out-of-bounds global reads and writes are bounds_error") {
   // A literal port of a histogram sample that indexes past its bins.
   array<int, 1> data{extent<1>(64)}, bins{extent<1>(8)};
-  parallel_for_each(data.extent, TESSERA_KERNEL(const index<1>& i) { data[i] = int(i[0]); });
+  parallel_for_each(
+      data.extent, TESSERA_KERNEL(const index<1>& i) { data[i] = int(i[0]); });
   auto kernel = TESSERA_KERNEL(tile_group<16>& g) {
     g.for_each([&](const tiled_index<16>& t) { atomic_fetch_add(&bins[data[t.global]], 1); });
   };
@@ -329,9 +332,8 @@ TEST_CASE("checked mode: global races between logical threads of a tile and betw
     auto k = TESSERA_KERNEL(tile_group<4>& g) {
       g.for_each([&](const tiled_index<4>& t) { out[t.global] = int(t.global[0]); });
       g.barrier.wait_with_global_memory_fence();
-      g.for_each([&](const tiled_index<4>& t) {
-        rev[t.global] = out[t.tile_origin[0] + 3 - t.local[0]];
-      });
+      g.for_each(
+          [&](const tiled_index<4>& t) { rev[t.global] = out[t.tile_origin[0] + 3 - t.local[0]]; });
     };
     CHECK(findings_of(out.extent.tile<4>(), k).empty());
     CHECK(rev.to_vector()[0] == 3);
@@ -343,7 +345,8 @@ TEST_CASE("checked mode: global races between logical threads of a tile and betw
 
 TEST_CASE("race catalogue: every racy kernel reported, no correct kernel flagged") {
   array<float, 2> m(8, 8), out(8, 8);
-  parallel_for_each(m.extent, TESSERA_KERNEL(const index<2>& i) { m[i] = float(i[0] * 8 + i[1]); });
+  parallel_for_each(
+      m.extent, TESSERA_KERNEL(const index<2>& i) { m[i] = float(i[0] * 8 + i[1]); });
   const auto te = m.extent.tile<4, 4>();
   using ti = tiled_index<4, 4>;
   int racy_reported = 0, racy_total = 0;
@@ -360,157 +363,199 @@ TEST_CASE("race catalogue: every racy kernel reported, no correct kernel flagged
   };
 
   // Racy.
-  racy(findings_of(te, TESSERA_KERNEL(tile_group<4, 4>& g) {
-         auto s = g.tile_static<float>("total");
-         g.for_each([&](const ti& t) { s += m[t.global]; });
-         g.barrier.wait();
-         g.for_each([&](const ti& t) { out[t.global] = s; });
-       }),
-       "seed 000's total += without atomics");
-  racy(findings_of(te, TESSERA_KERNEL(tile_group<4, 4>& g) {
-         auto s = g.tile_static<float[4][4]>("s");
-         g.for_each([&](const ti& t) { s(t.local[0], t.local[1]) = m[t.global]; });
-         g.for_each([&](const ti& t) { out[t.global] = s(3 - t.local[0], t.local[1]); });
-       }),
-       "read after write without a barrier");
-  racy(findings_of(te, TESSERA_KERNEL(tile_group<4, 4>& g) {
-         auto s = g.tile_static<float[4]>("row");
-         g.for_each([&](const ti& t) { s(t.local[1]) = m[t.global]; });
-         g.barrier.wait();
-         g.for_each([&](const ti& t) { out[t.global] = s(t.local[1]); });
-       }),
-       "write/write: four threads write each element");
-  racy(findings_of(te, TESSERA_KERNEL(tile_group<4, 4>& g) {
-         auto s = g.tile_static<float[4][4]>("s");
-         for (int it = 0; it < 2; ++it) {
-           g.for_each([&](const ti& t) { s(t.local[0], t.local[1]) = m[t.global] + float(it); });
-           g.barrier.wait();
-           g.for_each([&](const ti& t) { out[t.global] = s(t.local[1], t.local[0]); });
-         }
-       }),
-       "write-after-read across loop iterations");
-  racy(findings_of(te, TESSERA_KERNEL(tile_group<4, 4>& g) {
-         auto s = g.tile_static<float[4][4]>("s");
-         g.for_each([&](const ti& t) { s(t.local[0], t.local[1]) = m[t.global]; });
-         g.barrier.wait_with_global_memory_fence();  // does not cover tile_static
-         g.for_each([&](const ti& t) { out[t.global] = s(t.local[1], t.local[0]); });
-       }),
-       "barrier whose fence does not cover the memory");
-  racy(findings_of(te, TESSERA_KERNEL(tile_group<4, 4>& g) {
-         g.for_each([&](const ti& t) { out[t.global] = m[t.global]; });
-         g.barrier.wait_with_tile_static_memory_fence();  // does not cover global memory
-         g.for_each([&](const ti& t) {
-           out[t.global] = out[index<2>(t.tile_origin[0] + 3 - t.local[0], t.global[1])];
-         });
-       }),
-       "global write then read by another thread, tile_static fence only");
-  racy(findings_of(te, TESSERA_KERNEL(tile_group<4, 4>& g) {
-         auto s = g.tile_static<int>("count");
-         g.for_each([&](const ti& t) {
-           if (t.local_linear() == 0) s = 0;
-         });
-         g.barrier.wait();
-         g.for_each([&](const ti& t) {
-           if (t.local_linear() == 1)
-             out[t.global] = float(int(s));
-           else
-             atomic_fetch_add(&s, 1);
-         });
-       }),
-       "an atomic and a plain read of one element in one phase");
-  racy(findings_of(te, TESSERA_KERNEL(tile_group<4, 4>& g) {
-         auto s = g.tile_static<float[16]>("s");
-         g.for_each([&](const ti& t) {
-           s(t.local_linear()) = m[t.global];
-           tile_static_memory_fence(g.barrier);  // inside for_each: orders this thread only
-           out[t.global] = s((t.local_linear() + 1) % 16);
-         });
-       }),
-       "a fence inside for_each does not synchronise threads");
-  racy(findings_of(te, TESSERA_KERNEL(tile_group<4, 4>& g) {
-         g.for_each([&](const ti& t) { out[index<2>(0, t.local[1])] = float(t.tile[0]); });
-       }),
-       "tiles write the same global elements");
-  racy(findings_of(te, TESSERA_KERNEL(tile_group<4, 4>& g) {
-         auto s = g.tile_static<float[4][4]>("s");
-         g.for_each([&](const ti& t) {
-           if (t.local[0] == 0) s(0, t.local[1]) = 1.f;
-         });
-         g.barrier.wait();
-         g.for_each([&](const ti& t) { out[t.global] = s(t.local[0], t.local[1]); });
-       }),
-       "reads of tile_static elements nobody wrote");
-  racy(findings_of(te, TESSERA_KERNEL(tile_group<4, 4>& g) {
-         auto s = g.tile_static<float[4][4]>("s");
-         g.for_each([&](const ti& t) { s(t.local[0], t.local[1]) = 1.f; });
-         g.barrier.wait();
-         g.for_each([&](const ti& t) { out[t.global] = s(t.local[0] + 1, t.local[1]); });
-       }),
-       "tile_static index out of bounds");
+  racy(findings_of(
+      te,
+      TESSERA_KERNEL(tile_group<4, 4>& g) {
+                       auto s = g.tile_static<float>("total");
+                       g.for_each([&](const ti& t) { s += m[t.global]; });
+                       g.barrier.wait();
+                       g.for_each([&](const ti& t) { out[t.global] = s; });
+                     }),
+      "seed 000's total += without atomics");
+  racy(findings_of(
+      te,
+      TESSERA_KERNEL(tile_group<4, 4>& g) {
+                       auto s = g.tile_static<float[4][4]>("s");
+                       g.for_each([&](const ti& t) { s(t.local[0], t.local[1]) = m[t.global]; });
+                       g.for_each(
+                           [&](const ti& t) { out[t.global] = s(3 - t.local[0], t.local[1]); });
+                     }),
+      "read after write without a barrier");
+  racy(findings_of(
+      te,
+      TESSERA_KERNEL(tile_group<4, 4>& g) {
+                       auto s = g.tile_static<float[4]>("row");
+                       g.for_each([&](const ti& t) { s(t.local[1]) = m[t.global]; });
+                       g.barrier.wait();
+                       g.for_each([&](const ti& t) { out[t.global] = s(t.local[1]); });
+                     }),
+      "write/write: four threads write each element");
+  racy(findings_of(
+      te,
+      TESSERA_KERNEL(tile_group<4, 4>& g) {
+            auto s = g.tile_static<float[4][4]>("s");
+            for (int it = 0; it < 2; ++it) {
+              g.for_each([&](const ti& t) { s(t.local[0], t.local[1]) = m[t.global] + float(it); });
+              g.barrier.wait();
+              g.for_each([&](const ti& t) { out[t.global] = s(t.local[1], t.local[0]); });
+            }
+          }),
+      "write-after-read across loop iterations");
+  racy(findings_of(
+      te,
+      TESSERA_KERNEL(tile_group<4, 4>& g) {
+                       auto s = g.tile_static<float[4][4]>("s");
+                       g.for_each([&](const ti& t) { s(t.local[0], t.local[1]) = m[t.global]; });
+                       g.barrier.wait_with_global_memory_fence();  // does not cover tile_static
+                       g.for_each([&](const ti& t) { out[t.global] = s(t.local[1], t.local[0]); });
+                     }),
+      "barrier whose fence does not cover the memory");
+  racy(findings_of(
+      te,
+      TESSERA_KERNEL(tile_group<4, 4>& g) {
+            g.for_each([&](const ti& t) { out[t.global] = m[t.global]; });
+            g.barrier.wait_with_tile_static_memory_fence();  // does not cover global memory
+            g.for_each([&](const ti& t) {
+              out[t.global] = out[index<2>(t.tile_origin[0] + 3 - t.local[0], t.global[1])];
+            });
+          }),
+      "global write then read by another thread, tile_static fence only");
+  racy(findings_of(
+      te,
+      TESSERA_KERNEL(tile_group<4, 4>& g) {
+                       auto s = g.tile_static<int>("count");
+                       g.for_each([&](const ti& t) {
+                         if (t.local_linear() == 0) s = 0;
+                       });
+                       g.barrier.wait();
+                       g.for_each([&](const ti& t) {
+                         if (t.local_linear() == 1)
+                           out[t.global] = float(int(s));
+                         else
+                           atomic_fetch_add(&s, 1);
+                       });
+                     }),
+      "an atomic and a plain read of one element in one phase");
+  racy(findings_of(
+      te,
+      TESSERA_KERNEL(tile_group<4, 4>& g) {
+                       auto s = g.tile_static<float[16]>("s");
+                       g.for_each([&](const ti& t) {
+                         s(t.local_linear()) = m[t.global];
+                         tile_static_memory_fence(
+                             g.barrier);  // inside for_each: orders this thread only
+                         out[t.global] = s((t.local_linear() + 1) % 16);
+                       });
+                     }),
+      "a fence inside for_each does not synchronise threads");
+  racy(findings_of(
+      te,
+      TESSERA_KERNEL(tile_group<4, 4>& g) {
+                       g.for_each(
+                           [&](const ti& t) { out[index<2>(0, t.local[1])] = float(t.tile[0]); });
+                     }),
+      "tiles write the same global elements");
+  racy(findings_of(
+      te,
+      TESSERA_KERNEL(tile_group<4, 4>& g) {
+                       auto s = g.tile_static<float[4][4]>("s");
+                       g.for_each([&](const ti& t) {
+                         if (t.local[0] == 0) s(0, t.local[1]) = 1.f;
+                       });
+                       g.barrier.wait();
+                       g.for_each([&](const ti& t) { out[t.global] = s(t.local[0], t.local[1]); });
+                     }),
+      "reads of tile_static elements nobody wrote");
+  racy(findings_of(
+      te,
+      TESSERA_KERNEL(tile_group<4, 4>& g) {
+                       auto s = g.tile_static<float[4][4]>("s");
+                       g.for_each([&](const ti& t) { s(t.local[0], t.local[1]) = 1.f; });
+                       g.barrier.wait();
+                       g.for_each(
+                           [&](const ti& t) { out[t.global] = s(t.local[0] + 1, t.local[1]); });
+                     }),
+      "tile_static index out of bounds");
   CHECK(racy_reported == racy_total);
 
   // Correct.
-  clean(findings_of(te, TESSERA_KERNEL(tile_group<4, 4>& g) {
-          auto s = g.tile_static<float[4][4]>("s");
-          g.for_each([&](const ti& t) { s(t.local[0], t.local[1]) = m[t.global]; });
-          g.barrier.wait_with_tile_static_memory_fence();
-          g.for_each([&](const ti& t) { out[t.global] = s(3 - t.local[0], 3 - t.local[1]); });
-        }),
-        "tile_static exchange with a tile_static fence");
-  clean(findings_of(te, TESSERA_KERNEL(tile_group<4, 4>& g) {
-          auto s = g.tile_static<float[4][4]>("s");
-          for (int it = 0; it < 3; ++it) {
-            g.for_each([&](const ti& t) { s(t.local[0], t.local[1]) = m[t.global] + float(it); });
-            g.barrier.wait();
-            g.for_each([&](const ti& t) { out[t.global] = s(t.local[1], t.local[0]); });
-            g.barrier.wait();
-          }
-        }),
-        "loop with both barriers");
-  clean(findings_of(te, TESSERA_KERNEL(tile_group<4, 4>& g) {
-          auto s = g.tile_static<int>("count");
-          g.for_each([&](const ti& t) {
-            if (t.local_linear() == 0) s = 0;
-          });
-          g.barrier.wait();
-          g.for_each([&](const ti&) { atomic_fetch_add(&s, 1); });
-          g.barrier.wait();
-          g.for_each([&](const ti& t) { out[t.global] = float(int(s)); });
-        }),
-        "atomics only, then a barrier, then reads");
-  clean(findings_of(te, TESSERA_KERNEL(tile_group<4, 4>& g) {
-          g.for_each([&](const ti& t) { out[t.global] = m[t.global] * 2.f; });
-          g.barrier.wait_with_global_memory_fence();
-          g.for_each([&](const ti& t) {
-            const index<2> o(t.tile_origin[0] + 3 - t.local[0], t.global[1]);
-            m[t.global] = out[o];
-          });
-        }),
-        "global exchange inside a tile ordered by a global fence");
-  clean(findings_of(te, TESSERA_KERNEL(tile_group<4, 4>& g) {
-          g.for_each([&](const ti& t) { out[t.global] = out[t.global] + m[index<2>(0, 0)]; });
-        }),
-        "every tile reads a shared element; each thread updates its own");
-  clean(findings_of(te, TESSERA_KERNEL(tile_group<4, 4>& g) {
-          auto acc = g.tile_local<float>(0.f);
-          for (int k = 0; k < 4; ++k) {
-            g.for_each([&](const ti& t) { acc(t) += m[index<2>(t.global[0], k)]; });
-            g.barrier.wait();
-          }
-          g.for_each([&](const ti& t) { out[t.global] = acc(t); });
-        }),
-        "tile_local accumulation across barriers");
-  clean(findings_of(te, TESSERA_KERNEL(tile_group<4, 4>& g) {
-          auto s = g.tile_static<float[4][4]>("s");
-          g.for_each([&](const ti& t) { s(t.local[0], t.local[1]) = m[t.global]; });
-          g.barrier.wait();
-          g.for_each([&](const ti& t) {
-            float r = 0;
-            for (int k = 0; k < 4; ++k) r += s(t.local[0], k);  // everyone reads a row
-            out[t.global] = r;
-          });
-        }),
-        "many readers of one element after a barrier");
+  clean(findings_of(
+      te,
+      TESSERA_KERNEL(tile_group<4, 4>& g) {
+                       auto s = g.tile_static<float[4][4]>("s");
+                       g.for_each([&](const ti& t) { s(t.local[0], t.local[1]) = m[t.global]; });
+                       g.barrier.wait_with_tile_static_memory_fence();
+                       g.for_each(
+                           [&](const ti& t) { out[t.global] = s(3 - t.local[0], 3 - t.local[1]); });
+                     }),
+      "tile_static exchange with a tile_static fence");
+  clean(findings_of(
+      te,
+      TESSERA_KERNEL(tile_group<4, 4>& g) {
+            auto s = g.tile_static<float[4][4]>("s");
+            for (int it = 0; it < 3; ++it) {
+              g.for_each([&](const ti& t) { s(t.local[0], t.local[1]) = m[t.global] + float(it); });
+              g.barrier.wait();
+              g.for_each([&](const ti& t) { out[t.global] = s(t.local[1], t.local[0]); });
+              g.barrier.wait();
+            }
+          }),
+      "loop with both barriers");
+  clean(findings_of(
+      te,
+      TESSERA_KERNEL(tile_group<4, 4>& g) {
+                       auto s = g.tile_static<int>("count");
+                       g.for_each([&](const ti& t) {
+                         if (t.local_linear() == 0) s = 0;
+                       });
+                       g.barrier.wait();
+                       g.for_each([&](const ti&) { atomic_fetch_add(&s, 1); });
+                       g.barrier.wait();
+                       g.for_each([&](const ti& t) { out[t.global] = float(int(s)); });
+                     }),
+      "atomics only, then a barrier, then reads");
+  clean(findings_of(
+      te,
+      TESSERA_KERNEL(tile_group<4, 4>& g) {
+                       g.for_each([&](const ti& t) { out[t.global] = m[t.global] * 2.f; });
+                       g.barrier.wait_with_global_memory_fence();
+                       g.for_each([&](const ti& t) {
+                         const index<2> o(t.tile_origin[0] + 3 - t.local[0], t.global[1]);
+                         m[t.global] = out[o];
+                       });
+                     }),
+      "global exchange inside a tile ordered by a global fence");
+  clean(findings_of(
+      te,
+      TESSERA_KERNEL(tile_group<4, 4>& g) {
+                       g.for_each(
+                           [&](const ti& t) { out[t.global] = out[t.global] + m[index<2>(0, 0)]; });
+                     }),
+      "every tile reads a shared element; each thread updates its own");
+  clean(findings_of(
+      te,
+      TESSERA_KERNEL(tile_group<4, 4>& g) {
+                       auto acc = g.tile_local<float>(0.f);
+                       for (int k = 0; k < 4; ++k) {
+                         g.for_each([&](const ti& t) { acc(t) += m[index<2>(t.global[0], k)]; });
+                         g.barrier.wait();
+                       }
+                       g.for_each([&](const ti& t) { out[t.global] = acc(t); });
+                     }),
+      "tile_local accumulation across barriers");
+  clean(findings_of(
+      te,
+      TESSERA_KERNEL(tile_group<4, 4>& g) {
+                       auto s = g.tile_static<float[4][4]>("s");
+                       g.for_each([&](const ti& t) { s(t.local[0], t.local[1]) = m[t.global]; });
+                       g.barrier.wait();
+                       g.for_each([&](const ti& t) {
+                         float r = 0;
+                         for (int k = 0; k < 4; ++k) r += s(t.local[0], k);  // everyone reads a row
+                         out[t.global] = r;
+                       });
+                     }),
+      "many readers of one element after a barrier");
 }
 
 // --- the data API C++ AMP samples use ------------------------------------------------------------
@@ -537,10 +582,12 @@ TEST_CASE("index and extent arithmetic, conversions and tile constants") {
   static_assert(tiled_index<4, 2>::tile_dim1 == 2);
   // tiled_index converts to its global index: c[tidx] reads c at t.global.
   array<int, 2> c(8, 8), d(8, 8);
-  parallel_for_each(c.extent, TESSERA_KERNEL(const index<2>& x) { c[x] = int(x[0] * 8 + x[1]); });
-  parallel_for_each(c.extent.tile<4, 4>(), TESSERA_KERNEL(tile_group<4, 4>& g) {
-    g.for_each([&](const tiled_index<4, 4>& t) { d[t] = c[t] + 1; });
-  });
+  parallel_for_each(
+      c.extent, TESSERA_KERNEL(const index<2>& x) { c[x] = int(x[0] * 8 + x[1]); });
+  parallel_for_each(
+      c.extent.tile<4, 4>(), TESSERA_KERNEL(tile_group<4, 4>& g) {
+        g.for_each([&](const tiled_index<4, 4>& t) { d[t] = c[t] + 1; });
+      });
   const auto dv = d.to_vector();
   for (int k = 0; k < 64; ++k) CHECK(dv[std::size_t(k)] == k + 1);
 }
@@ -552,7 +599,8 @@ TEST_CASE("array_view: section, projection, view_as, reinterpret_as, const conve
   // Section: rows 1..3, columns 2..5, written by a kernel.
   auto s = v.section(index<2>(1, 2), extent<2>(3, 4));
   CHECK(s.extent == extent<2>(3, 4));
-  parallel_for_each(s.extent, TESSERA_KERNEL(const index<2>& i) { s[i] = -s[i]; });
+  parallel_for_each(
+      s.extent, TESSERA_KERNEL(const index<2>& i) { s[i] = -s[i]; });
   s.synchronize();
   for (int r = 0; r < 6; ++r)
     for (int c = 0; c < 7; ++c) {
@@ -580,11 +628,12 @@ TEST_CASE("array_view: section, projection, view_as, reinterpret_as, const conve
   // array_view<T> -> array_view<const T>, read by a kernel.
   array_view<const int, 2> cv = v;
   array<int, 1> sums{extent<1>(6)};
-  parallel_for_each(sums.extent, TESSERA_KERNEL(const index<1>& i) {
-    int acc = 0;
-    for (int c = 0; c < 7; ++c) acc += cv(i[0], c);
-    sums[i] = acc;
-  });
+  parallel_for_each(
+      sums.extent, TESSERA_KERNEL(const index<1>& i) {
+        int acc = 0;
+        for (int c = 0; c < 7; ++c) acc += cv(i[0], c);
+        sums[i] = acc;
+      });
   const auto sv = sums.to_vector();
   for (int r = 0; r < 6; ++r) {
     int want_r = 0;

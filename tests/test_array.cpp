@@ -36,7 +36,8 @@ TEST_CASE("array from host iterators, to_vector, copy() is deep, copies share") 
   CHECK(back == src);
   array<int, 2> shared = a;
   array<int, 2> deep = a.copy();
-  parallel_for_each(a.extent, TESSERA_KERNEL(const index<2>& i) { a[i] = -1; });
+  parallel_for_each(
+      a.extent, TESSERA_KERNEL(const index<2>& i) { a[i] = -1; });
   CHECK(shared.to_vector() == std::vector<int>(12, -1));
   CHECK(deep.to_vector() == src);
 }
@@ -57,7 +58,8 @@ TEST_CASE("array_view over caller memory: kernels write through, synchronize, di
   {
     array_view<float, 2> v(extent<2>(2, 3), host);
     v.discard_data();
-    parallel_for_each(v.extent, TESSERA_KERNEL(const index<2>& i) { v[i] = float(i[0] * 10 + i[1]); });
+    parallel_for_each(
+        v.extent, TESSERA_KERNEL(const index<2>& i) { v[i] = float(i[0] * 10 + i[1]); });
     v.synchronize();
     CHECK(host == std::vector<float>{0, 1, 2, 10, 11, 12});
   }
@@ -66,14 +68,16 @@ TEST_CASE("array_view over caller memory: kernels write through, synchronize, di
   array_view<const int, 2> av(3, 2, a);
   CHECK(av.extent == extent<2>(3, 2));
   array<int, 1> out(3);
-  parallel_for_each(extent<1>(3), TESSERA_KERNEL(const index<1>& i) { out[i] = av(i[0], 0) + av(i[0], 1); });
+  parallel_for_each(
+      extent<1>(3), TESSERA_KERNEL(const index<1>& i) { out[i] = av(i[0], 0) + av(i[0], 1); });
   CHECK(out.to_vector() == std::vector<int>{5, 7, 9});
 }
 
 TEST_CASE("array_view over a row-major Eigen matrix") {
   eigen_matrix<double> m = eigen_matrix<double>::Zero(3, 4);
   auto v = make_array_view(m);
-  parallel_for_each(v.extent, TESSERA_KERNEL(const index<2>& i) { v[i] = double(i[0] - i[1]); });
+  parallel_for_each(
+      v.extent, TESSERA_KERNEL(const index<2>& i) { v[i] = double(i[0] - i[1]); });
   v.synchronize();
   for (int r = 0; r < 3; ++r)
     for (int c = 0; c < 4; ++c) CHECK(m(r, c) == double(r - c));

@@ -94,12 +94,13 @@ TEST_CASE("correct kernels pass checked mode on uneven shapes") {
 TEST_CASE("write/write: every logical thread writes one element") {
   array<int, 1> out(8);
   try {
-    parallel_for_each(checked, out.extent.tile<4>(), TESSERA_KERNEL(tile_group<4>& g) {
-      auto flag = g.tile_static<int>("flag");
-      g.for_each([&](const tiled_index<4>& t) { flag = int(t.local[0]); });
-      g.barrier.wait();
-      g.for_each([&](const tiled_index<4>& t) { out[t.global] = flag; });
-    });
+    parallel_for_each(
+        checked, out.extent.tile<4>(), TESSERA_KERNEL(tile_group<4>& g) {
+          auto flag = g.tile_static<int>("flag");
+          g.for_each([&](const tiled_index<4>& t) { flag = int(t.local[0]); });
+          g.barrier.wait();
+          g.for_each([&](const tiled_index<4>& t) { out[t.global] = flag; });
+        });
     FAIL("no race reported");
   } catch (const race_error& e) {
     CHECK(e.kind == "write/write");
@@ -107,28 +108,30 @@ TEST_CASE("write/write: every logical thread writes one element") {
     CHECK(e.second_thread == std::vector<std::int64_t>{1});
   }
   // Guarded by a single writer it is fine.
-  parallel_for_each(checked, out.extent.tile<4>(), TESSERA_KERNEL(tile_group<4>& g) {
-    auto flag = g.tile_static<int>("flag");
-    g.for_each([&](const tiled_index<4>& t) {
-      if (t.local[0] == 0) flag = int(t.tile[0]);
-    });
-    g.barrier.wait();
-    g.for_each([&](const tiled_index<4>& t) { out[t.global] = flag; });
-  });
+  parallel_for_each(
+      checked, out.extent.tile<4>(), TESSERA_KERNEL(tile_group<4>& g) {
+        auto flag = g.tile_static<int>("flag");
+        g.for_each([&](const tiled_index<4>& t) {
+          if (t.local[0] == 0) flag = int(t.tile[0]);
+        });
+        g.barrier.wait();
+        g.for_each([&](const tiled_index<4>& t) { out[t.global] = flag; });
+      });
   CHECK(out.to_vector() == std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1});
 }
 
 TEST_CASE("reads of never-written tile_static elements are reported") {
   array<float, 1> out(4);
   try {
-    parallel_for_each(checked, out.extent.tile<4>(), TESSERA_KERNEL(tile_group<4>& g) {
-      auto s = g.tile_static<float[4]>("s");
-      g.for_each([&](const tiled_index<4>& t) {
-        if (t.local[0] != 2) s(t.local[0]) = 1.f;
-      });
-      g.barrier.wait();
-      g.for_each([&](const tiled_index<4>& t) { out[t.global] = s(t.local[0]); });
-    });
+    parallel_for_each(
+        checked, out.extent.tile<4>(), TESSERA_KERNEL(tile_group<4>& g) {
+          auto s = g.tile_static<float[4]>("s");
+          g.for_each([&](const tiled_index<4>& t) {
+            if (t.local[0] != 2) s(t.local[0]) = 1.f;
+          });
+          g.barrier.wait();
+          g.for_each([&](const tiled_index<4>& t) { out[t.global] = s(t.local[0]); });
+        });
     FAIL("no uninitialized read reported");
   } catch (const uninitialized_read_error& e) {
     CHECK(e.site.buffer == "s");
@@ -141,10 +144,11 @@ TEST_CASE("reads of never-written tile_static elements are reported") {
 TEST_CASE("out-of-range tile_static index throws bounds_error") {
   array<float, 2> out(4, 4);
   try {
-    parallel_for_each(checked, out.extent.tile<2, 2>(), TESSERA_KERNEL(tile_group<2, 2>& g) {
-      auto s = g.tile_static<float[2][2]>("s");
-      g.for_each([&](const tiled_index<2, 2>& t) { s(t.local[0] + 1, t.local[1]) = 0.f; });
-    });
+    parallel_for_each(
+        checked, out.extent.tile<2, 2>(), TESSERA_KERNEL(tile_group<2, 2>& g) {
+          auto s = g.tile_static<float[2][2]>("s");
+          g.for_each([&](const tiled_index<2, 2>& t) { s(t.local[0] + 1, t.local[1]) = 0.f; });
+        });
     FAIL("no bounds error reported");
   } catch (const bounds_error& e) {
     CHECK(e.site.buffer == "s");
@@ -155,8 +159,8 @@ TEST_CASE("out-of-range tile_static index throws bounds_error") {
 
 TEST_CASE("checked mode applies the launch checks too") {
   array<float, 2> a(6, 6);
-  CHECK_THROWS_AS(
-      parallel_for_each(checked, a.extent.tile<4, 4>(), TESSERA_KERNEL(tile_group<4, 4>& g) { (void)g; }),
+  CHECK_THROWS_AS(parallel_for_each(
+      checked, a.extent.tile<4, 4>(), TESSERA_KERNEL(tile_group<4, 4>& g) { (void)g; }),
       shape_error);
 }
 

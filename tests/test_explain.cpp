@@ -10,12 +10,13 @@ using tessera::index;
 
 TEST_CASE("tile averages: one L0 buffer, one barrier, league = tiles") {
   array<float, 2> m(8, 8);
-  const std::string s = explain(m.extent.tile<2, 2>(), TESSERA_KERNEL(tile_group<2, 2>& g) {
-    auto v = g.tile_static<float[2][2]>("tileValues");
-    g.for_each([&](const tiled_index<2, 2>& t) { v(t.local[0], t.local[1]) = m[t.global]; });
-    g.barrier.wait_with_tile_static_memory_fence();
-    g.for_each([&](const tiled_index<2, 2>&) {});
-  });
+  const std::string s = explain(
+      m.extent.tile<2, 2>(), TESSERA_KERNEL(tile_group<2, 2>& g) {
+        auto v = g.tile_static<float[2][2]>("tileValues");
+        g.for_each([&](const tiled_index<2, 2>& t) { v(t.local[0], t.local[1]) = m[t.global]; });
+        g.barrier.wait_with_tile_static_memory_fence();
+        g.for_each([&](const tiled_index<2, 2>&) {});
+      });
   CHECK(s.find("league 16 (4x4 tiles of 2x2)") != std::string::npos);
   CHECK(s.find("tileValues : float[2][2] -> scratch L0 (16 B at offset 0)") != std::string::npos);
   CHECK(s.find("barrier after phase 0 (fence: tile_static memory)") != std::string::npos);
@@ -37,8 +38,7 @@ TEST_CASE("tiled matmul plan: two L0 tiles, the accumulator per mapping, two bar
       g.barrier.wait();
     }
   };
-  const auto plan =
-      tessera::plan(extent<2>(64, 32).tile<TS, TS>(), kernel);
+  const auto plan = tessera::plan(extent<2>(64, 32).tile<TS, TS>(), kernel);
   CHECK(plan.league_size == 8);
   CHECK(plan.logical_threads == 256);
   CHECK(plan.scratch_bytes[1] == 0);
@@ -76,12 +76,13 @@ TEST_CASE("tile_static that does not fit scratch level 0 is placed in level 1") 
   }
   // A launch with the level-1 buffer runs.
   array<int, 1> out(8);
-  parallel_for_each(extent<1>(8).tile<8>(), TESSERA_KERNEL(tile_group<8>& g) {
-    auto big = g.tile_static<int[50000]>("big");
-    g.for_each([&](const tiled_index<8>& t) { big(49999 - t.local[0]) = int(t.local[0]); });
-    g.barrier.wait();
-    g.for_each([&](const tiled_index<8>& t) { out[t.global] = big(49999 - t.local[0]) * 2; });
-  });
+  parallel_for_each(
+      extent<1>(8).tile<8>(), TESSERA_KERNEL(tile_group<8>& g) {
+        auto big = g.tile_static<int[50000]>("big");
+        g.for_each([&](const tiled_index<8>& t) { big(49999 - t.local[0]) = int(t.local[0]); });
+        g.barrier.wait();
+        g.for_each([&](const tiled_index<8>& t) { out[t.global] = big(49999 - t.local[0]) * 2; });
+      });
   CHECK(out.to_vector() == std::vector<int>{0, 2, 4, 6, 8, 10, 12, 14});
 }
 

@@ -10,8 +10,8 @@
 
 namespace {
 using namespace tessera;
-using tessera::index;
 using backends::launch_record;
+using tessera::index;
 
 std::vector<std::string>& tool_labels() {
   static std::vector<std::string> v;
@@ -25,7 +25,9 @@ void on_begin_for(const char* name, const std::uint32_t, std::uint64_t* kernel_i
   tool_labels().emplace_back(name);
   *kernel_id = 0;
 }
-void on_launch(const launch_record& r) { launches().push_back(r); }
+void on_launch(const launch_record& r) {
+  launches().push_back(r);
+}
 
 /// Observes launches (Kokkos Tools callback + Tessera's observer) for its lifetime.
 struct observing {
@@ -43,7 +45,9 @@ struct observing {
   }
 };
 
-bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
+bool starts_with(const std::string& s, const std::string& p) {
+  return s.rfind(p, 0) == 0;
+}
 
 /// Every launch matches its planned kernel; every planned kernel ran.
 void check_launches_match(const std::vector<codegen::kernel_plan>& kernels) {
@@ -104,7 +108,9 @@ void check_assignment(const array<T, N>& dst, const E& e) {
 TEST_CASE("Tier 1: every kernel family launches as planned") {
   auto ea = tt::random_matrix<float>(67, 45), eb = tt::random_matrix<float>(45, 38);
   array<float, 2> A = from_eigen(ea), B = from_eigen(eb), C(67, 38), T(45, 67), D(67, 45);
-  SUBCASE("elementwise") { check_assignment(D, 2.f * A + relu(A) - 1.f); }
+  SUBCASE("elementwise") {
+    check_assignment(D, 2.f * A + relu(A) - 1.f);
+  }
   SUBCASE("staged transpose with an epilogue") {
     array<float, 2> At = from_eigen(tt::random_matrix<float>(45, 67));
     check_assignment(T, transpose(A) + At * 0.5f);
@@ -139,7 +145,9 @@ TEST_CASE("Tier 0 and Tier 2 launches as planned") {
   auto kernel = TESSERA_KERNEL(tile_group<8, 16>& g) {
     auto s = g.tile_static<float[8][16]>("s");
     auto acc = g.tile_local<float>(0.f, "acc");
-    g.for_each([&](const tiled_index<8, 16>& t) { s(t.local[0], t.local[1]) = guarded_read(m, t.global); });
+    g.for_each([&](const tiled_index<8, 16>& t) {
+      s(t.local[0], t.local[1]) = guarded_read(m, t.global);
+    });
     g.barrier.wait();
     g.for_each([&](const tiled_index<8, 16>& t) {
       acc(t) = s(7 - t.local[0], 15 - t.local[1]);
@@ -158,8 +166,8 @@ TEST_CASE("Tier 0 and Tier 2 launches as planned") {
   auto prog = tile_program(TESSERA_KERNEL(tile_program_context<4, 4>& q) {
     auto a = q.tile_static<float[4][4]>("a");
     q.load(a, [&](const tiled_index<4, 4>& t) { return guarded_read(m, t.global); });
-    q.store(out, [&](const tiled_index<4, 4>& t) { return a(3 - t.local[0], t.local[1]); },
-            reads(a));
+    q.store(
+        out, [&](const tiled_index<4, 4>& t) { return a(3 - t.local[0], t.local[1]); }, reads(a));
   });
   const auto te4 = m.extent.tile<4, 4>().pad();
   const auto p2 = tessera::plan(te4, prog);

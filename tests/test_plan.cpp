@@ -54,15 +54,14 @@ TEST_CASE(
   CHECK(k.barriers[0].hazard.find("read-after-write") != std::string::npos);
   CHECK(k.barriers[1].hazard.find("read-after-write") != std::string::npos);
   // A .tile<32,32>() schedule changes the tile and the scratch bytes.
-  const auto low32 = codegen::lower(codegen::build_graph(matmul(A, B).tile<32, 32>()),
-                                    gpu_target());
+  const auto low32 =
+      codegen::lower(codegen::build_graph(matmul(A, B).tile<32, 32>()), gpu_target());
   CHECK(low32.plan.kernels[0].scratch_bytes[0] == 2 * 32 * 32 * 4);
 }
 
 TEST_CASE("transpose(A) + B is one kernel staging A's tile through scratch, one barrier") {
   array<float, 2> A(40, 70), B(70, 40);
-  const auto low =
-      codegen::lower(codegen::build_graph(transpose(A) + B), gpu_target());
+  const auto low = codegen::lower(codegen::build_graph(transpose(A) + B), gpu_target());
   REQUIRE(low.plan.kernels.size() == 1);
   const auto& k = low.plan.kernels[0];
   CHECK(k.buffers[0].name == "staged_T0");
@@ -114,8 +113,7 @@ TEST_CASE("explain prints memory spaces and barriers") {
   CHECK(s.find("out : float -> global") != std::string::npos);
   CHECK(s.find("barrier") != std::string::npos);
   const std::string t = explain(tile_mean<4, 4>(A));
-  const auto low =
-      codegen::lower(codegen::build_graph(tile_mean<4, 4>(A)), gpu_target());
+  const auto low = codegen::lower(codegen::build_graph(tile_mean<4, 4>(A)), gpu_target());
   CHECK(codegen::to_string(low.plan).find("row_acc : float[64] -> scratch L0") !=
         std::string::npos);
   REQUIRE(low.plan.kernels[0].barriers.size() == 1);

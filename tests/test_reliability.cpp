@@ -27,15 +27,14 @@ TEST_CASE("five, six and nine staged transposes in one expression") {
   array<float, 2> A = from_eigen(ea), D(37, 19);
   D = transpose(A) + transpose(A) + transpose(A) + transpose(A) + transpose(A);
   CHECK(tt::max_abs_diff(to_eigen(D), M(5.f * ea.transpose())) <= 1e-5);
-  D = transpose(A) + transpose(A) * 2.f + transpose(A) + transpose(A) + transpose(A) -
-      transpose(A);
+  D = transpose(A) + transpose(A) * 2.f + transpose(A) + transpose(A) + transpose(A) - transpose(A);
   CHECK(tt::max_abs_diff(to_eigen(D), M(5.f * ea.transpose())) <= 1e-5);
   D = transpose(A) + transpose(A) + transpose(A) + transpose(A) + transpose(A) + transpose(A) +
       transpose(A) + transpose(A) + transpose(A);
   CHECK(tt::max_abs_diff(to_eigen(D), M(9.f * ea.transpose())) <= 1e-5);
-  CHECK(plan(transpose(A) + transpose(A) + transpose(A) + transpose(A) + transpose(A) +
-             transpose(A))
-            .kernels.size() == 1);
+  CHECK(
+      plan(transpose(A) + transpose(A) + transpose(A) + transpose(A) + transpose(A) + transpose(A))
+          .kernels.size() == 1);
 }
 
 TEST_CASE("partial aliasing by memory: overlapping row ranges of one buffer") {
@@ -101,7 +100,8 @@ TEST_CASE("matmul of mixed element types promotes like C++ arithmetic") {
   static_assert(std::is_same_v<decltype(C), array<double, 2>>);
   CHECK(tt::max_abs_diff(to_eigen(C), eigen_matrix<double>(ea.cast<double>() * eb)) <= 1e-12);
   array<int, 2> I(extent<2>(9, 11));
-  parallel_for_each(I.extent, TESSERA_KERNEL(const index<2>& i) { I[i] = int(i[0] - i[1]); });
+  parallel_for_each(
+      I.extent, TESSERA_KERNEL(const index<2>& i) { I[i] = int(i[0] - i[1]); });
   array<float, 2> ones(11, 11);
   ones = ones + 1.f;
   auto D = eval(matmul(I, ones) + 0.5f);
@@ -133,11 +133,11 @@ TEST_CASE("bad input catalogue: each a clear error naming the function and the s
   }
   CHECK(sum(out) == 0.f);
   // Negative extents.
-  CHECK_THROWS_WITH_AS(parallel_for_each(extent<1>(-5).tile<4>().pad(),
-                                         TESSERA_KERNEL(tile_group<4>&){}),
-                       doctest::Contains("negative extent (-5)"), shape_error);
+  CHECK_THROWS_WITH_AS(
+      parallel_for_each(extent<1>(-5).tile<4>().pad(), TESSERA_KERNEL(tile_group<4>&){}),
+                        doctest::Contains("negative extent (-5)"), shape_error);
   CHECK_THROWS_WITH_AS(parallel_for_each(extent<2>(3, -1), TESSERA_KERNEL(const index<2>&){}),
-                       doctest::Contains("negative extent (3,-1)"), shape_error);
+                                         doctest::Contains("negative extent (3,-1)"), shape_error);
   CHECK_THROWS_WITH_AS((array<float, 2>(extent<2>(-2, 3))), doctest::Contains("(-2,3)"),
                        shape_error);
   // Sizes whose product overflows.
@@ -155,15 +155,17 @@ TEST_CASE("bad input catalogue: each a clear error naming the function and the s
   CHECK_THROWS_WITH_AS(where(a > 0.f, a, b), doctest::Contains("tessera::where"), shape_error);
   // Elementwise and matmul shapes; the destination is untouched.
   array<float, 2> d(3, 4);
-  parallel_for_each(d.extent, TESSERA_KERNEL(const index<2>& i) { d[i] = 7.f; });
+  parallel_for_each(
+      d.extent, TESSERA_KERNEL(const index<2>& i) { d[i] = 7.f; });
   CHECK_THROWS_WITH_AS(d = a + b, doctest::Contains("(3,4) and (4,3)"), shape_error);
   CHECK_THROWS_WITH_AS(d = matmul(a, a), doctest::Contains("inner dimensions"), shape_error);
   CHECK_THROWS_WITH_AS(d = matmul(a, b), doctest::Contains("destination extent (3,4)"),
                        shape_error);
   CHECK(sum(d) == 7.f * 12);
   // Uneven tiled launch.
-  CHECK_THROWS_WITH_AS((parallel_for_each(d.extent.tile<2, 3>(), TESSERA_KERNEL(tile_group<2, 3>&){})),
-                       doctest::Contains("is not a multiple of the tile <2,3>"), shape_error);
+  CHECK_THROWS_WITH_AS(
+      (parallel_for_each(d.extent.tile<2, 3>(), TESSERA_KERNEL(tile_group<2, 3>&){})),
+       doctest::Contains("is not a multiple of the tile <2,3>"), shape_error);
   // Reductions of nothing.
   array<float, 1> none(extent<1>(0));
   CHECK_THROWS_WITH_AS(mean(none), doctest::Contains("tessera::mean: empty extent"), shape_error);
@@ -205,8 +207,10 @@ TEST_CASE("padded tiles never read epilogue or prologue operands out of bounds")
   array_view<const int, 2> C(extent<2>(n, n), cbuf.data());
   SUBCASE("tiled matmul (int) with an epilogue") {
     array<int, 2> A(n, 3), B(3, n), D(n, n);
-    parallel_for_each(A.extent, TESSERA_KERNEL(const index<2>& i) { A[i] = 1; });
-    parallel_for_each(B.extent, TESSERA_KERNEL(const index<2>& i) { B[i] = 1; });
+    parallel_for_each(
+        A.extent, TESSERA_KERNEL(const index<2>& i) { A[i] = 1; });
+    parallel_for_each(
+        B.extent, TESSERA_KERNEL(const index<2>& i) { B[i] = 1; });
     D = matmul(A, B) + C;
     CHECK(D.to_vector()[std::size_t(16 * n + 16)] == 5);
     D = (matmul(A, B) * C).tile<8, 8>();
@@ -217,14 +221,17 @@ TEST_CASE("padded tiles never read epilogue or prologue operands out of bounds")
     for (long i = 0; i < n * n; ++i) fbuf.data()[i] = 0.5f;
     array_view<const float, 2> F(extent<2>(n, n), fbuf.data());
     array<float, 2> A(n, 5), B(5, n), D(n, n);
-    parallel_for_each(A.extent, TESSERA_KERNEL(const index<2>& i) { A[i] = 1.f; });
-    parallel_for_each(B.extent, TESSERA_KERNEL(const index<2>& i) { B[i] = 1.f; });
+    parallel_for_each(
+        A.extent, TESSERA_KERNEL(const index<2>& i) { A[i] = 1.f; });
+    parallel_for_each(
+        B.extent, TESSERA_KERNEL(const index<2>& i) { B[i] = 1.f; });
     D = relu(matmul(A, B) - F);
     CHECK(D.to_vector()[std::size_t(n * n - 1)] == 4.5f);
   }
   SUBCASE("staged transposes") {
     array<int, 2> A(n, n), D(n, n);
-    parallel_for_each(A.extent, TESSERA_KERNEL(const index<2>& i) { A[i] = int(i[0] * n + i[1]); });
+    parallel_for_each(
+        A.extent, TESSERA_KERNEL(const index<2>& i) { A[i] = int(i[0] * n + i[1]); });
     D = transpose(A) + C;
     CHECK(D.to_vector()[std::size_t(n * n - 1)] == int(n * n - 1) + 2);
     D = transpose(C) * 3 + A * 0;
@@ -241,7 +248,8 @@ TEST_CASE("padded tiles never read epilogue or prologue operands out of bounds")
     D = tile_reduce<4, 4>(X * 2 + 1, ops::add{}) + E;
     std::vector<int> want(24, 0);
     for (int r = 0; r < 16; ++r)
-      for (int c = 0; c < 24; ++c) want[std::size_t((r / 4) * 6 + c / 4)] += 2 * ((r * 24 + c) % 7) + 1;
+      for (int c = 0; c < 24; ++c)
+        want[std::size_t((r / 4) * 6 + c / 4)] += 2 * ((r * 24 + c) % 7) + 1;
     for (auto& w : want) w += 100;
     CHECK(D.to_vector() == want);
   }
@@ -250,8 +258,9 @@ TEST_CASE("padded tiles never read epilogue or prologue operands out of bounds")
     auto prog = tile_program(TESSERA_KERNEL(tile_program_context<8, 8>& p) {
       auto s = p.tile_static<int[8][8]>("s");
       p.load(s, [&](const tiled_index<8, 8>& t) { return guarded_read(C, t.global); });
-      p.store(D, [&](const tiled_index<8, 8>& t) { return s(t.local[0], t.local[1]) + C[t.global]; },
-              reads(s));
+      p.store(
+          D, [&](const tiled_index<8, 8>& t) { return s(t.local[0], t.local[1]) + C[t.global]; },
+          reads(s));
     });
     parallel_for_each(D.extent.tile<8, 8>().pad(), prog);
     CHECK(D.to_vector()[std::size_t(n * n - 1)] == 4);

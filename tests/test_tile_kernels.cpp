@@ -132,13 +132,15 @@ TEST_CASE("rank-1 tiles: per-tile reversal through tile_static, padded") {
     std::vector<int> h(n);
     for (long i = 0; i < n; ++i) h[i] = int(i);
     array<int, 1> in(extent<1>(n), h.begin(), h.end()), out(n);
-    parallel_for_each(in.extent.tile<32>().pad(), TESSERA_KERNEL(tile_group<32>& g) {
-      auto s = g.tile_static<int[32]>();
-      g.for_each([&](const tiled_index<32>& t) { s(t.local[0]) = guarded_read(in, t.global); });
-      g.barrier.wait();
-      g.for_each(
-          [&](const tiled_index<32>& t) { guarded_write(out, t.global, int(s(31 - t.local[0]))); });
-    });
+    parallel_for_each(
+        in.extent.tile<32>().pad(), TESSERA_KERNEL(tile_group<32>& g) {
+          auto s = g.tile_static<int[32]>();
+          g.for_each([&](const tiled_index<32>& t) { s(t.local[0]) = guarded_read(in, t.global); });
+          g.barrier.wait();
+          g.for_each([&](const tiled_index<32>& t) {
+            guarded_write(out, t.global, int(s(31 - t.local[0])));
+          });
+        });
     auto o = out.to_vector();
     for (long i = 0; i < n; ++i) {
       const long base = i / 32 * 32, rev = base + 31 - (i - base);
@@ -153,28 +155,29 @@ TEST_CASE("rank-3 tiles: sum over each 2x4x8 tile in two tile_static stages") {
   for (std::size_t i = 0; i < h.size(); ++i) h[i] = double(i % 17);
   array<double, 3> in(extent<3>(n0, n1, n2), h.begin(), h.end());
   array<double, 3> sums(n0 / 2, n1 / 4, n2 / 8);
-  parallel_for_each(in.extent.tile<2, 4, 8>(), TESSERA_KERNEL(tile_group<2, 4, 8>& g) {
-    auto vals = g.tile_static<double[2][4][8]>("vals");
-    auto part = g.tile_static<double[2][4]>("part");
-    g.for_each([&](const tiled_index<2, 4, 8>& t) { vals[t.local] = in[t.global]; });
-    g.barrier.wait();
-    g.for_each([&](const tiled_index<2, 4, 8>& t) {
-      if (t.local[2] == 0) {
-        double s = 0;
-        for (int k = 0; k < 8; ++k) s += vals(t.local[0], t.local[1], k);
-        part(t.local[0], t.local[1]) = s;
-      }
-    });
-    g.barrier.wait();
-    g.for_each([&](const tiled_index<2, 4, 8>& t) {
-      if (t.local[0] == 0 && t.local[1] == 0 && t.local[2] == 0) {
-        double s = 0;
-        for (int i = 0; i < 2; ++i)
-          for (int j = 0; j < 4; ++j) s += part(i, j);
-        sums[t.tile] = s;
-      }
-    });
-  });
+  parallel_for_each(
+      in.extent.tile<2, 4, 8>(), TESSERA_KERNEL(tile_group<2, 4, 8>& g) {
+        auto vals = g.tile_static<double[2][4][8]>("vals");
+        auto part = g.tile_static<double[2][4]>("part");
+        g.for_each([&](const tiled_index<2, 4, 8>& t) { vals[t.local] = in[t.global]; });
+        g.barrier.wait();
+        g.for_each([&](const tiled_index<2, 4, 8>& t) {
+          if (t.local[2] == 0) {
+            double s = 0;
+            for (int k = 0; k < 8; ++k) s += vals(t.local[0], t.local[1], k);
+            part(t.local[0], t.local[1]) = s;
+          }
+        });
+        g.barrier.wait();
+        g.for_each([&](const tiled_index<2, 4, 8>& t) {
+          if (t.local[0] == 0 && t.local[1] == 0 && t.local[2] == 0) {
+            double s = 0;
+            for (int i = 0; i < 2; ++i)
+              for (int j = 0; j < 4; ++j) s += part(i, j);
+            sums[t.tile] = s;
+          }
+        });
+      });
   auto got = sums.to_vector();
   for (long a = 0; a < n0 / 2; ++a)
     for (long b = 0; b < n1 / 4; ++b)
@@ -191,42 +194,44 @@ TEST_CASE("C++ AMP's chained tile_static subscripts s[i][j]") {
   std::vector<float> raw(64);
   for (int i = 0; i < 64; ++i) raw[i] = float(i);
   array<float, 2> m(extent<2>(8, 8), raw.begin(), raw.end()), avg(4, 4);
-  parallel_for_each(checked, m.extent.tile<2, 2>(), TESSERA_KERNEL(tile_group<2, 2>& g) {
-    auto tileValues = g.tile_static<float[2][2]>("tileValues");
-    g.for_each(
-        [&](const tiled_index<2, 2>& t) { tileValues[t.local[0]][t.local[1]] = m[t.global]; });
-    g.barrier.wait();
-    g.for_each([&](const tiled_index<2, 2>& t) {
-      if (t.local[0] == 0 && t.local[1] == 0) {
-        float total = 0;
-        for (int r = 0; r < 2; ++r)
-          for (int c = 0; c < 2; ++c) total += tileValues[r][c];
-        avg(t.tile[0], t.tile[1]) = total / 4;
-      }
-    });
-  });
+  parallel_for_each(
+      checked, m.extent.tile<2, 2>(), TESSERA_KERNEL(tile_group<2, 2>& g) {
+        auto tileValues = g.tile_static<float[2][2]>("tileValues");
+        g.for_each(
+            [&](const tiled_index<2, 2>& t) { tileValues[t.local[0]][t.local[1]] = m[t.global]; });
+        g.barrier.wait();
+        g.for_each([&](const tiled_index<2, 2>& t) {
+          if (t.local[0] == 0 && t.local[1] == 0) {
+            float total = 0;
+            for (int r = 0; r < 2; ++r)
+              for (int c = 0; c < 2; ++c) total += tileValues[r][c];
+            avg(t.tile[0], t.tile[1]) = total / 4;
+          }
+        });
+      });
   CHECK(to_eigen(avg)(0, 0) == 4.5f);
   CHECK(to_eigen(avg)(3, 3) == 58.5f);
-  CHECK_THROWS_AS(parallel_for_each(checked, m.extent.tile<2, 2>(),
-                                    TESSERA_KERNEL(tile_group<2, 2>& g) {
-                                      auto s = g.tile_static<float[2][2][2]>();
-                                      g.for_each([&](const tiled_index<2, 2>& t) {
-                                        s[t.local[0]][t.local[1]][2] = 1.f;
-                                      });
-                                    }),
-                  bounds_error);
+  CHECK_THROWS_AS(parallel_for_each(
+      checked, m.extent.tile<2, 2>(),
+      TESSERA_KERNEL(tile_group<2, 2>& g) {
+                       auto s = g.tile_static<float[2][2][2]>();
+                       g.for_each(
+                           [&](const tiled_index<2, 2>& t) { s[t.local[0]][t.local[1]][2] = 1.f; });
+                     }),
+      bounds_error);
 }
 
 TEST_CASE("tile_local values survive barriers") {
   array<int, 2> out(8, 8);
-  parallel_for_each(out.extent.tile<4, 4>(), TESSERA_KERNEL(tile_group<4, 4>& g) {
-    auto x = g.tile_local<int>(7);
-    for (int step = 0; step < 3; ++step) {
-      g.for_each([&](const tiled_index<4, 4>& t) { x(t) += t.local_linear(); });
-      g.barrier.wait();
-    }
-    g.for_each([&](const tiled_index<4, 4>& t) { out[t.global] = x(t); });
-  });
+  parallel_for_each(
+      out.extent.tile<4, 4>(), TESSERA_KERNEL(tile_group<4, 4>& g) {
+        auto x = g.tile_local<int>(7);
+        for (int step = 0; step < 3; ++step) {
+          g.for_each([&](const tiled_index<4, 4>& t) { x(t) += t.local_linear(); });
+          g.barrier.wait();
+        }
+        g.for_each([&](const tiled_index<4, 4>& t) { out[t.global] = x(t); });
+      });
   auto o = to_eigen(out);
   for (int r = 0; r < 8; ++r)
     for (int c = 0; c < 8; ++c) CHECK(o(r, c) == 7 + 3 * ((r % 4) * 4 + c % 4));
@@ -245,18 +250,19 @@ TEST_CASE("launch errors: uneven extent, over-large tile_static; empty extent is
   CHECK(to_eigen(a).sum() == 64.f);
 
   array<float, 2> empty(0, 12);
-  parallel_for_each(empty.extent.tile<4, 4>(), TESSERA_KERNEL(tile_group<4, 4>& g) {
-    g.for_each([&](const tiled_index<4, 4>& t) { empty[t.global] = 1.f; });
-  });
-  parallel_for_each(extent<2>(0, 3), TESSERA_KERNEL(const index<2>&) {});
+  parallel_for_each(
+      empty.extent.tile<4, 4>(), TESSERA_KERNEL(tile_group<4, 4>& g) {
+        g.for_each([&](const tiled_index<4, 4>& t) { empty[t.global] = 1.f; });
+      });
+  parallel_for_each(extent<2>(0, 3), TESSERA_KERNEL(const index<2>&){});
 
   // 1 GiB of tile_static per tile: above every backend's scratch level 1.
-  CHECK_THROWS_WITH_AS(parallel_for_each(extent<1>(64).tile<64>(),
-                                         TESSERA_KERNEL(tile_group<64>& g) {
-                                           auto big = g.tile_static<char[1 << 30]>();
-                                           (void)big;
-                                         }),
-                       doctest::Contains("bytes of tile_static memory per tile"), resource_error);
+  CHECK_THROWS_WITH_AS(parallel_for_each(
+      extent<1>(64).tile<64>(), TESSERA_KERNEL(tile_group<64>& g) {
+        auto big = g.tile_static<char[1 << 30]>();
+        (void)big;
+      }),
+      doctest::Contains("bytes of tile_static memory per tile"), resource_error);
 }
 
 }  // namespace

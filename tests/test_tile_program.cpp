@@ -66,8 +66,7 @@ TEST_CASE("Tier 2 plan: two barriers per k-step, each with its hazard") {
       p.compute(reads(a, b), [&](const tiled_index<16, 16>&) {});
     }
   });
-  const auto plan =
-      tessera::plan(extent<2>(32, 32).tile<16, 16>(), prog);
+  const auto plan = tessera::plan(extent<2>(32, 32).tile<16, 16>(), prog);
   CHECK(plan.scratch_bytes[0] == 2048);
   // k-step 0: barrier before compute; k-steps 1, 2: before the loads (WAR) and before compute.
   REQUIRE(plan.barriers.size() == 2 * (K / 16) - 1);

@@ -168,19 +168,19 @@ inline void write_json(const std::string& path, const std::vector<result>& rs, d
   j["memcpy_gbs"] = memcpy;
   j["results"] = nlohmann::json::array();
   for (const auto& r : rs)
-    j["results"].push_back({{"workload", r.workload},
-                            {"size", r.size},
-                            {"tessera_s", r.tessera_s},
-                            {"eigen_s", r.eigen_s},
-                            {"speedup_vs_eigen",
-                             r.tessera_s > 0 && r.eigen_s > 0 ? r.eigen_s / r.tessera_s : 0.0},
-                            {"gflops", r.gflops},
-                            {"gbs", r.gbs},
-                            {"vs_memcpy", r.vs_memcpy},
-                            {"max_abs_error", r.max_abs_error},
-                            {"tolerance", r.tolerance},
-                            {"pass", r.pass},
-                            {"note", r.note}});
+    j["results"].push_back(
+        {{"workload", r.workload},
+         {"size", r.size},
+         {"tessera_s", r.tessera_s},
+         {"eigen_s", r.eigen_s},
+         {"speedup_vs_eigen", r.tessera_s > 0 && r.eigen_s > 0 ? r.eigen_s / r.tessera_s : 0.0},
+         {"gflops", r.gflops},
+         {"gbs", r.gbs},
+         {"vs_memcpy", r.vs_memcpy},
+         {"max_abs_error", r.max_abs_error},
+         {"tolerance", r.tolerance},
+         {"pass", r.pass},
+         {"note", r.note}});
   std::ofstream f(path);
   if (!f) throw std::runtime_error("cannot write " + path);
   f << j.dump(2) << "\n";
@@ -329,8 +329,8 @@ inline int run_all(const options& opt) {
     rs.push_back(r);
   }
   if (!found) {
-    std::fprintf(stderr, "tessera-tour: no workload named '%s' (workloads: %s)\n",
-                 opt.only.c_str(), workload_list());
+    std::fprintf(stderr, "tessera-tour: no workload named '%s' (workloads: %s)\n", opt.only.c_str(),
+                 workload_list());
     return 2;
   }
   print_table(rs);

@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
 
   // Launching the uneven extent as is is an error, as in C++ AMP.
   try {
-    tessera::parallel_for_each(tiled_e, TESSERA_KERNEL(tessera::tile_group<16, 16>&) {});
+    tessera::parallel_for_each(tiled_e, TESSERA_KERNEL(tessera::tile_group<16, 16>&){});
     ok &= seeds::verdict("uneven launch rejected", false);
   } catch (const tessera::shape_error& err) {
     ok &= seeds::verdict("uneven launch rejected", true);

@@ -92,11 +92,12 @@ template <class A, class B, class T>
 void matmul_simple(const A& a, const B& b, const tessera::array<T, 2>& c) {
   check_matmul_shapes("seeds::matmul_simple", a, b, c);
   const index_type K = a.extent[1];
-  tessera::parallel_for_each(c.extent, TESSERA_KERNEL(const tessera::index<2>& idx) {
-    T s = 0;
-    for (index_type k = 0; k < K; ++k) s += a(idx[0], k) * b(k, idx[1]);
-    c[idx] = s;
-  });
+  tessera::parallel_for_each(
+      c.extent, TESSERA_KERNEL(const tessera::index<2>& idx) {
+        T s = 0;
+        for (index_type k = 0; k < K; ++k) s += a(idx[0], k) * b(k, idx[1]);
+        c[idx] = s;
+      });
 }
 
 /// Seed 002, tiled: C = A * B with TS x TS tiles of A and B staged through tile_static memory,
@@ -176,25 +177,28 @@ template <int TS, class A, class T>
 void transpose_truncated(const A& a, const tessera::array<T, 2>& at) {
   check_transpose_shapes("seeds::transpose_truncated", a, at);
   auto te = a.extent.template tile<TS, TS>().truncate();
-  tessera::parallel_for_each(te, TESSERA_KERNEL(tessera::tile_group<TS, TS>& g) {
-    auto t1 = g.template tile_static<T[TS][TS]>("t1");
-    g.for_each(
-        [&](const tessera::tiled_index<TS, TS>& t) { t1(t.local[1], t.local[0]) = a[t.global]; });
-    g.barrier.wait();
-    g.for_each([&](const tessera::tiled_index<TS, TS>& t) {
-      at(t.tile_origin[1] + t.local[0], t.tile_origin[0] + t.local[1]) = t1(t.local[0], t.local[1]);
-    });
-  });
+  tessera::parallel_for_each(
+      te, TESSERA_KERNEL(tessera::tile_group<TS, TS>& g) {
+        auto t1 = g.template tile_static<T[TS][TS]>("t1");
+        g.for_each([&](const tessera::tiled_index<TS, TS>& t) {
+          t1(t.local[1], t.local[0]) = a[t.global];
+        });
+        g.barrier.wait();
+        g.for_each([&](const tessera::tiled_index<TS, TS>& t) {
+          at(t.tile_origin[1] + t.local[0], t.tile_origin[0] + t.local[1]) =
+              t1(t.local[0], t.local[1]);
+        });
+      });
   const index_type r0 = te[0], c0 = te[1];
   const index_type rows = a.extent[0], cols = a.extent[1];
   // Bottom strip: rows [r0, rows), all columns.
-  tessera::parallel_for_each(tessera::extent<2>(rows - r0, cols), TESSERA_KERNEL(const tessera::index<2>& i) {
-    at(i[1], r0 + i[0]) = a(r0 + i[0], i[1]);
-  });
+  tessera::parallel_for_each(
+      tessera::extent<2>(rows - r0, cols),
+      TESSERA_KERNEL(const tessera::index<2>& i) { at(i[1], r0 + i[0]) = a(r0 + i[0], i[1]); });
   // Right strip: rows [0, r0), columns [c0, cols).
-  tessera::parallel_for_each(tessera::extent<2>(r0, cols - c0), TESSERA_KERNEL(const tessera::index<2>& i) {
-    at(c0 + i[1], i[0]) = a(i[0], c0 + i[1]);
-  });
+  tessera::parallel_for_each(
+      tessera::extent<2>(r0, cols - c0),
+      TESSERA_KERNEL(const tessera::index<2>& i) { at(c0 + i[1], i[0]) = a(i[0], c0 + i[1]); });
 }
 
 }  // namespace seeds

@@ -2,5 +2,5 @@
 #include <tessera/tessera.hpp>
 int main() {
   tessera::parallel_for_each(tessera::extent<2>(8, 8).tile<4, 4>(),
-                             TESSERA_KERNEL(tessera::tile_group<2, 2>&) {});
+                             TESSERA_KERNEL(tessera::tile_group<2, 2>&){});
 }

@@ -96,8 +96,7 @@ class planning_context final : public tessera::impl::host_context {
     std::size_t s = 0, l = 0;
     for (const bool local : order) {
       const buffer_desc& d = local ? locals[l] : statics[s];
-      b.buffers.push_back({buffer_name(d, local ? "tile_local" : "tile_static",
-                                       int(local ? l : s)),
+      b.buffers.push_back({buffer_name(d, local ? "tile_local" : "tile_static", int(local ? l : s)),
                            d.type_name(), d.bytes, d.align, local});
       ++(local ? l : s);
     }
@@ -136,8 +135,8 @@ class planning_context final : public tessera::impl::host_context {
 
 /// Options of the checker.
 struct checker_options {
-  bool dry_run = false;          ///< one tile, writes to global memory discarded, misuse only
-  bool collect = false;          ///< collect findings instead of throwing the first
+  bool dry_run = false;  ///< one tile, writes to global memory discarded, misuse only
+  bool collect = false;  ///< collect findings instead of throwing the first
   std::size_t max_findings = 100;
   std::vector<finding>* out = nullptr;
   const char* fn = "parallel_for_each(checked)";
@@ -188,8 +187,8 @@ class checked_context final : public tessera::impl::host_context,
   bool sizing() const override { return false; }
   void* allocate_static(const buffer_desc& d, int& id) override {
     if (in_phase_)
-      usage("tile_static allocation '" + buffer_name(d, "tile_static", int(bufs_.size())) +
-            "' (" + d.type_name() +
+      usage("tile_static allocation '" + buffer_name(d, "tile_static", int(bufs_.size())) + "' (" +
+            d.type_name() +
             ") inside for_each: tile_static memory is shared by the whole tile, so declare it "
             "in the kernel body, before the for_each that uses it");
     id = static_cast<int>(bufs_.size());
@@ -216,8 +215,9 @@ class checked_context final : public tessera::impl::host_context,
   }
   void phase_scope(bool begin) override {
     if (begin && in_phase_)
-      usage("for_each inside for_each: a phase runs every logical thread once; nest loops "
-            "inside one for_each body instead");
+      usage(
+          "for_each inside for_each: a phase runs every logical thread once; nest loops "
+          "inside one for_each body instead");
     in_phase_ = begin;
   }
   void barrier(fence_kind f) override {
@@ -331,8 +331,8 @@ class checked_context final : public tessera::impl::host_context,
           Kokkos::fence();
           Kokkos::deep_copy(
               Kokkos::View<char*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(mirror_.data(), span),
-              Kokkos::View<char*, memory_space, Kokkos::MemoryUnmanaged>(
-                  static_cast<char*>(b.data), span));
+              Kokkos::View<char*, memory_space, Kokkos::MemoryUnmanaged>(static_cast<char*>(b.data),
+                                                                         span));
         }
         host_ = mirror_.data();
         mirrored_ = !ctx.opt_.dry_run;
@@ -435,7 +435,9 @@ class checked_context final : public tessera::impl::host_context,
     return true;
   }
   void record_global(global_buffer& g, index_type linear, access_kind k) {
-    auto describe = [&](index_type lin) { return site(g.name_, "global", g.coords_of(lin)); };
+    auto describe = [&](index_type lin) {
+      return site(g.name_, "global", g.coords_of(lin));
+    };
     elem_state& e = g.interval_[linear];
     const std::uint64_t stamp = (std::uint64_t(tile_id_ + 1) << 32) ^ gl_epoch_;
     if (e.stamp != stamp) {
@@ -499,7 +501,9 @@ class checked_context final : public tessera::impl::host_context,
                     Describe&& describe) {
     const int t = thread_;
     const bool uniform = (t == -1) && threads_ > 1;
-    auto other = [&](int who) { return who != none && (who != t || uniform); };
+    auto other = [&](int who) {
+      return who != none && (who != t || uniform);
+    };
     auto race = [&](int first, const char* kind, bool first_writes, bool second_writes) {
       const access_site st = describe(linear);
       std::string msg = std::string(opt_.fn) + ": " + kind + " race on " + what + " element " +
@@ -546,10 +550,9 @@ class checked_context final : public tessera::impl::host_context,
 
   void global_out_of_bounds(const global_buffer& g, const index_type* idx, int rank) {
     std::vector<index_type> el(idx, idx + rank), ext(g.b_.extent, g.b_.extent + rank);
-    report_bounds(std::string(opt_.fn) + ": index " + coords(el) + " is outside global " +
-                      g.name_ + " of extent " + coords(ext) + ", accessed by " +
-                      thread_name(thread_) + " in tile " + coords(tile_) + ", phase " +
-                      std::to_string(phase_),
+    report_bounds(std::string(opt_.fn) + ": index " + coords(el) + " is outside global " + g.name_ +
+                      " of extent " + coords(ext) + ", accessed by " + thread_name(thread_) +
+                      " in tile " + coords(tile_) + ", phase " + std::to_string(phase_),
                   site(g.name_, "global", el));
   }
 
@@ -617,8 +620,8 @@ class checked_context final : public tessera::impl::host_context,
     pending_.active = false;
     if (opt_.dry_run) return;
     std::string msg = std::string(opt_.fn) + ": " + thread_name(pending_.thread) +
-                      " read tile_static '" + b.name + "' (" + b.desc.type_name() +
-                      ") element " + coords(el) + " in tile " + coords(tile_) + ", phase " +
+                      " read tile_static '" + b.name + "' (" + b.desc.type_name() + ") element " +
+                      coords(el) + " in tile " + coords(tile_) + ", phase " +
                       std::to_string(phase_) +
                       ", but no logical thread of this tile had written it";
     const access_site st = site(b.name, "tile_static", el);

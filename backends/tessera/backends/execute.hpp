@@ -8,9 +8,9 @@
 #pragma once
 
 #include <tessera/backends/backend_fwd.hpp>
-#include <tessera/backends/launch.hpp>
 #include <tessera/backends/eval/evaluators.hpp>
 #include <tessera/backends/kernels/operands.hpp>
+#include <tessera/backends/launch.hpp>
 #include <tessera/backends/reduce.hpp>
 #include <tessera/backends/tile_launch.hpp>
 #include <tessera/codegen/plan_cache.hpp>
@@ -207,7 +207,7 @@ void execute(const Space& exec, const codegen::lowered& low, const E& e,
 /// The plan of `e` assigned to memory `dst` (nullptr: a fresh array).
 template <class Space, class E>
 const codegen::lowered& plan_of(const Space& exec, const E& e,
-                                                const tessera::impl::captured_buffer* dst) {
+                                const tessera::impl::captured_buffer* dst) {
   return codegen::plan_cache<E>::get(e, dst, target_key(exec), [] { return make_target<Space>(); });
 }
 
@@ -219,7 +219,8 @@ namespace backends::exec {
 template <class Dst, class E>
 void assign_buffer(const execution_space& exec, const Dst& dst, const E& e) {
   constexpr int N = Dst::rank;
-  static_assert(E::rank == N, "tessera::assign: an expression of another rank than the destination");
+  static_assert(E::rank == N,
+                "tessera::assign: an expression of another rank than the destination");
   static_assert(!std::is_const_v<typename Dst::value_type>,
                 "tessera::assign: the destination is read-only (array_view<const T>)");
   if (!(dst.extent == e.get_extent()))
@@ -391,22 +392,22 @@ struct reader_scope {
 /// Reductions of expressions: the expression is read element by element inside the reduction
 /// (fused; non-elementwise parts such as matmul are materialized first). Same results,
 /// accuracy and errors as the array overloads in reduce.hpp.
-#define TESSERA_EXPR_REDUCTION(fn)                                         \
-  template <class E, class... Args>                                        \
-  requires requires {                                                      \
-    typename E::tessera_expression_tag;                                    \
-  }                                                                        \
-  auto fn(const E& e, const Args&... args) {                               \
-    backends::exec::reader_scope<E> scope(e);                              \
-    return fn(scope.reader, args...);                                      \
-  }                                                                        \
-  template <class E, class... Args>                                        \
-  requires requires {                                                      \
-    typename E::tessera_expression_tag;                                    \
-  }                                                                        \
+#define TESSERA_EXPR_REDUCTION(fn)                                        \
+  template <class E, class... Args>                                       \
+  requires requires {                                                     \
+    typename E::tessera_expression_tag;                                   \
+  }                                                                       \
+  auto fn(const E& e, const Args&... args) {                              \
+    backends::exec::reader_scope<E> scope(e);                             \
+    return fn(scope.reader, args...);                                     \
+  }                                                                       \
+  template <class E, class... Args>                                       \
+  requires requires {                                                     \
+    typename E::tessera_expression_tag;                                   \
+  }                                                                       \
   auto fn(const execution_space& exec, const E& e, const Args&... args) { \
-    backends::exec::reader_scope<E> scope(e);                              \
-    return fn(exec, scope.reader, args...);                                \
+    backends::exec::reader_scope<E> scope(e);                             \
+    return fn(exec, scope.reader, args...);                               \
   }
 TESSERA_EXPR_REDUCTION(sum)
 TESSERA_EXPR_REDUCTION(mean)

@@ -540,10 +540,9 @@ typename Rule::acc_type fold_all(const Space& exec, const char* label, const E& 
   partial_fold<typename Rule::acc_type> result{};
   tessera::impl::require_runtime(label);
   Kokkos::Profiling::pushRegion(label);
-  Kokkos::parallel_reduce(label,
-                          Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, chunks),
-                          fold_chunks<folder>{folder{e, rule, x}, n, chunk},
-                          fold_reducer<Rule>(rule, result));
+  Kokkos::parallel_reduce(
+      label, Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, chunks),
+      fold_chunks<folder>{folder{e, rule, x}, n, chunk}, fold_reducer<Rule>(rule, result));
   exec.fence();
   Kokkos::Profiling::popRegion();
   return result.a;
@@ -744,7 +743,8 @@ readable_value_t<E> reduce(const execution_space& exec, const E& e, const U& ini
 /// combined pairwise), independent of the number of threads. Otherwise as
 /// reduce(e, init, op); cost as sum(e, reproducible).
 template <readable E, class U, class Op>
-readable_value_t<E> reduce(const execution_space& exec, const E& e, const U& init, const Op& op, reproducible_t) {
+readable_value_t<E> reduce(const execution_space& exec, const E& e, const U& init, const Op& op,
+                           reproducible_t) {
   using T = readable_value_t<E>;
   static_assert(backends::impl::reducible<E, U, Op>,
                 "tessera::reduce(e, init, op, reproducible): init must convert to e's element "

@@ -18,18 +18,18 @@
 #include <tessera/backends/checked.hpp>
 #include <tessera/backends/launch.hpp>
 #include <tessera/codegen/kernel_plan.hpp>
-#include <tessera/codegen/plan_cache.hpp>
 #include <tessera/codegen/passes/tile_kernel.hpp>
+#include <tessera/codegen/plan_cache.hpp>
 #include <tessera/dsl/errors.hpp>
 #include <tessera/dsl/runtime.hpp>
 #include <tessera/dsl/tile_group.hpp>
 
 #include <climits>
-#include <unordered_map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace tessera {
@@ -199,7 +199,9 @@ void run_checker(const tiled_extent<T...>& te, const F& kernel, checker_options 
   }
   struct current_guard {
     tessera::impl::host_context* prev = tessera::impl::current_host_context();
-    explicit current_guard(tessera::impl::host_context* c) { tessera::impl::current_host_context() = c; }
+    explicit current_guard(tessera::impl::host_context* c) {
+      tessera::impl::current_host_context() = c;
+    }
     ~current_guard() { tessera::impl::current_host_context() = prev; }
   } guard(&ctx);
   const extent<rank> counts = te.tile_counts();
@@ -268,7 +270,8 @@ const codegen::kernel_plan& plan_launch(const char* fn, const tiled_extent<T...>
     validated = cache.validated;
   }
   const bool built = !plan;
-  if (built) plan = std::make_shared<const codegen::kernel_plan>(plan_from_body<Space>(fn, te, rec));
+  if (built)
+    plan = std::make_shared<const codegen::kernel_plan>(plan_from_body<Space>(fn, te, rec));
   if (validate && !validated) {
     checker_options opt;
     opt.dry_run = true;
@@ -375,8 +378,7 @@ class profiling_region {
 ///         All before any kernel runs.
 /// Source: C++ AMP parallel_for_each(tiled_extent, ...) (seeds 000, 002, 003).
 template <int... T, class F>
-void parallel_for_each(const execution_space& exec, const tiled_extent<T...>& te,
-                       const F& kernel) {
+void parallel_for_each(const execution_space& exec, const tiled_extent<T...>& te, const F& kernel) {
   using space = execution_space;
   backends::impl::check_kernel_signature<F, basic_tile_group<space, T...>>();
   tessera::impl::require_runtime("parallel_for_each");
@@ -479,8 +481,8 @@ void parallel_for_each(const execution_space& exec, const extent<N>& e, const F&
   } else if constexpr (N == 2) {
     Kokkos::parallel_for(
         label,
-        Kokkos::MDRangePolicy<space, Kokkos::Rank<2>, Kokkos::IndexType<index_type>>(
-            exec, {0, 0}, {e[0], e[1]}),
+        Kokkos::MDRangePolicy<space, Kokkos::Rank<2>, Kokkos::IndexType<index_type>>(exec, {0, 0},
+                                                                                     {e[0], e[1]}),
         fn);
   } else {
     Kokkos::parallel_for(

@@ -66,9 +66,8 @@ inline overlap classify(const tessera::impl::captured_buffer& t,
   if (!dst) return overlap::none;
   const std::size_t ts = t.span_bytes(), ds = dst->span_bytes();
   if (ts == 0 || ds == 0) return overlap::none;
-  const auto tlo = reinterpret_cast<std::uintptr_t>(t.data), dlo =
-                                                               reinterpret_cast<std::uintptr_t>(
-                                                                   dst->data);
+  const auto tlo = reinterpret_cast<std::uintptr_t>(t.data),
+             dlo = reinterpret_cast<std::uintptr_t>(dst->data);
   if (tlo + ts <= dlo || dlo + ds <= tlo) return overlap::none;
   bool same = t.data == dst->data && t.rank == dst->rank && t.elem_bytes == dst->elem_bytes;
   for (int d = 0; same && d < t.rank; ++d)
@@ -99,15 +98,14 @@ struct name_table {
     for (const auto& [q, s] : names)
       if (q == p) return s;
     const std::size_t k = names.size();
-    names.emplace_back(p, std::string(1, char('A' + k % 26)) +
-                              (k >= 26 ? std::to_string(k / 26) : std::string()));
+    names.emplace_back(
+        p, std::string(1, char('A' + k % 26)) + (k >= 26 ? std::to_string(k / 26) : std::string()));
     return names.back().second;
   }
 };
 
 template <class E>
-int build(const E& e, expr_graph& g, name_table& names,
-          const tessera::impl::captured_buffer* dst) {
+int build(const E& e, expr_graph& g, name_table& names, const tessera::impl::captured_buffer* dst) {
   const int id = static_cast<int>(g.nodes.size());
   g.nodes.emplace_back();
   {

@@ -28,7 +28,7 @@ struct graph_node {
   int reduce_tile[2] = {0, 0};  ///< tile_reduce's R, C
   std::size_t elem_bytes = 4;
   std::string dtype = "float";
-  bool floating = true;         ///< element type is floating point
+  bool floating = true;  ///< element type is floating point
   /// Terminals: their memory against the destination's (`same`: the very elements, read at
   /// the index being written; `partial`: any other overlap).
   overlap with_output = overlap::none;

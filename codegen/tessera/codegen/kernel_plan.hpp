@@ -108,34 +108,34 @@ struct gpu_matmul_params {
 
 /// One kernel launch (a Kokkos TeamPolicy, or a range policy for simple kernels).
 struct kernel_plan {
-  std::string name;                             ///< e.g. "parallel_for_each<16,16>"
+  std::string name;  ///< e.g. "parallel_for_each<16,16>"
   kernel_family family = kernel_family::tile_kernel;
-  std::string label;                            ///< the Kokkos kernel label (profiling tools)
-  std::string policy = "TeamPolicy";            ///< Kokkos policy used
-  std::string backend;                          ///< Kokkos execution space name
-  std::vector<std::int64_t> tile;               ///< tile sizes (logical threads per dimension)
-  std::vector<std::int64_t> tiles;              ///< tiles per dimension
-  std::int64_t league_size = 0;                 ///< teams (= tiles), or range length
-  int team_size = 1;                            ///< Kokkos team members per team
-  int vector_length = 1;                        ///< Kokkos vector lanes per member
-  int logical_threads = 1;                      ///< logical threads per tile
-  std::string mapping;                          ///< how logical threads map onto members/lanes
-  int scratch_level = 0;                        ///< the level holding the team's scratch
-  std::size_t scratch_bytes[2] = {0, 0};        ///< per team, per scratch level
-  std::size_t tile_local_bytes = 0;             ///< private bytes per logical thread
-  int phases = 1;                               ///< barrier-separated phases per tile (per pass)
+  std::string label;                      ///< the Kokkos kernel label (profiling tools)
+  std::string policy = "TeamPolicy";      ///< Kokkos policy used
+  std::string backend;                    ///< Kokkos execution space name
+  std::vector<std::int64_t> tile;         ///< tile sizes (logical threads per dimension)
+  std::vector<std::int64_t> tiles;        ///< tiles per dimension
+  std::int64_t league_size = 0;           ///< teams (= tiles), or range length
+  int team_size = 1;                      ///< Kokkos team members per team
+  int vector_length = 1;                  ///< Kokkos vector lanes per member
+  int logical_threads = 1;                ///< logical threads per tile
+  std::string mapping;                    ///< how logical threads map onto members/lanes
+  int scratch_level = 0;                  ///< the level holding the team's scratch
+  std::size_t scratch_bytes[2] = {0, 0};  ///< per team, per scratch level
+  std::size_t tile_local_bytes = 0;       ///< private bytes per logical thread
+  int phases = 1;                         ///< barrier-separated phases per tile (per pass)
   std::vector<buffer_plan> buffers;
   std::vector<barrier_plan> barriers;
-  std::vector<std::string> notes;               ///< fusion decisions, temporaries, ...
+  std::vector<std::string> notes;  ///< fusion decisions, temporaries, ...
   // Family parameters (0 / empty when unused), set by the passes from the target:
-  int staged_block = 0;        ///< staged transpose on CPUs: B x B register blocks
-  int staged_ld = 0;           ///< staged transpose: leading dimension of a staged tile
+  int staged_block = 0;           ///< staged transpose on CPUs: B x B register blocks
+  int staged_ld = 0;              ///< staged transpose: leading dimension of a staged tile
   bool streaming_stores = false;  ///< CPU: outputs written with non-temporal stores
-  bool flat_index = true;      ///< elementwise: every operand contiguous (one flat loop)
-  int rows_per_team = 1;       ///< tile_reduce: output rows advancing together in one team
-  gemm_params gemm;            ///< matmul, packed CPU form
-  gpu_matmul_params gpu_mm;    ///< matmul, register-blocked GPU form
-  bool packed_matmul = false;  ///< matmul lowers to the packed CPU gemm
+  bool flat_index = true;         ///< elementwise: every operand contiguous (one flat loop)
+  int rows_per_team = 1;          ///< tile_reduce: output rows advancing together in one team
+  gemm_params gemm;               ///< matmul, packed CPU form
+  gpu_matmul_params gpu_mm;       ///< matmul, register-blocked GPU form
+  bool packed_matmul = false;     ///< matmul lowers to the packed CPU gemm
 };
 
 inline std::string list_dims(const std::vector<std::int64_t>& v) {
@@ -158,8 +158,7 @@ inline std::string to_string(const kernel_plan& k) {
   os << ", team " << k.team_size << ", vector " << k.vector_length << ", logical threads/tile "
      << k.logical_threads << "\n";
   if (!k.mapping.empty()) os << "  mapping: " << k.mapping << "\n";
-  os << "  scratch per team: L0 " << k.scratch_bytes[0] << " B, L1 " << k.scratch_bytes[1]
-     << " B";
+  os << "  scratch per team: L0 " << k.scratch_bytes[0] << " B, L1 " << k.scratch_bytes[1] << " B";
   if (k.scratch_bytes[k.scratch_level] > 0)
     os << " (requested from Kokkos with " << scratch_align_slack << " B for 64-byte alignment)";
   os << "\n";
@@ -170,9 +169,8 @@ inline std::string to_string(const kernel_plan& k) {
        << " launch" << (k.gemm.launches == 1 ? "" : "es") << "\n";
   if (k.gpu_mm.bm)
     os << "  blocking: " << k.gpu_mm.bm << "x" << k.gpu_mm.bn << " outputs per team, k-step "
-       << k.gpu_mm.bk << ", " << k.gpu_mm.tm << "x" << k.gpu_mm.tn
-       << " outputs per logical thread" << (k.gpu_mm.double_buffered ? ", double-buffered" : "")
-       << "\n";
+       << k.gpu_mm.bk << ", " << k.gpu_mm.tm << "x" << k.gpu_mm.tn << " outputs per logical thread"
+       << (k.gpu_mm.double_buffered ? ", double-buffered" : "") << "\n";
   os << "  buffers:\n";
   for (const auto& b : k.buffers) {
     os << "    " << b.name << " : " << b.type << " -> " << to_string(b.space);

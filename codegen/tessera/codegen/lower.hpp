@@ -72,8 +72,7 @@ inline lowered lower(const expr_graph& g, const target& t) {
     if (!k.tile.empty()) k.label += " tile " + list_dims(k.tile);
     for (int in : ks.inputs)
       if (g.nodes[in].kind == node_kind::terminal && !g.nodes[in].contiguous) k.flat_index = false;
-    if (!k.flat_index)
-      k.mapping += "; rows of the last dimension (an operand is a section)";
+    if (!k.flat_index) k.mapping += "; rows of the last dimension (an operand is a section)";
     for (int in : ks.inputs)
       k.buffers.push_back(
           {g.nodes[in].kind == node_kind::terminal ? g.nodes[in].label : "tmp" + std::to_string(in),

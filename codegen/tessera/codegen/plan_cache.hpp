@@ -51,7 +51,8 @@ class plan_cache {
     const auto fp = fingerprint(e, dst);
     for (std::size_t i = 0; i < fp.size(); ++i) key[i] = fp[i];
     key[fp.size()] = static_cast<std::int64_t>(target_key);
-    key[fp.size() + 1] = static_cast<std::int64_t>(target_generation().load(std::memory_order_relaxed));
+    key[fp.size() + 1] =
+        static_cast<std::int64_t>(target_generation().load(std::memory_order_relaxed));
     // This thread's last plan of type E: repeated assignments of one shape take no lock.
     static thread_local last_hit last;
     if (last.plan && last.key == key) return *last.plan;

@@ -190,14 +190,22 @@ class array {
   ~array() = default;
 
   /// The underlying Kokkos::View (LayoutRight, default memory space).
-  TESSERA_INLINE const view_type& view() const { return v_; }
-  TESSERA_INLINE T* data() const { return v_.data(); }
-  TESSERA_INLINE tessera::extent<N> get_extent() const { return extent; }
-  TESSERA_INLINE index_type size() const { return extent.size(); }
+  TESSERA_INLINE const view_type& view() const {
+    return v_;
+  }
+  TESSERA_INLINE T* data() const {
+    return v_.data();
+  }
+  TESSERA_INLINE tessera::extent<N> get_extent() const {
+    return extent;
+  }
+  TESSERA_INLINE index_type size() const {
+    return extent.size();
+  }
   /// Element access for kernels (device-callable) and, on host backends, host code.
   template <class... I>
-  requires(sizeof...(I) == N && (std::is_integral_v<I> && ...)) TESSERA_FORCEINLINE T&
-  operator()(I... i) const {
+  requires(sizeof...(I) == N && (std::is_integral_v<I> && ...)) TESSERA_FORCEINLINE T& operator()(
+      I... i) const {
     return (*this)[index<N>(i...)];
   }
   TESSERA_FORCEINLINE T& operator[](const index<N>& i) const {
@@ -222,11 +230,15 @@ class array {
   /// (default constructed) array is first allocated with the expression's extent.
   /// \throws shape_error when the extents differ
   template <class E>
-  requires requires { typename E::tessera_expression_tag; }
+  requires requires {
+    typename E::tessera_expression_tag;
+  }
   array& operator=(const E& e);
   /// Evaluates an expression into a new array: `tessera::array<float, 2> C = A + B;`.
   template <class E>
-  requires requires { typename E::tessera_expression_tag; }
+  requires requires {
+    typename E::tessera_expression_tag;
+  }
   array(const E& e);
 
   /// A deep copy.
@@ -242,7 +254,9 @@ class array {
     Kokkos::deep_copy(impl::wrap_view<impl::unmanaged_host_view_t<T, N>>(out.data(), extent), v_);
     return out;
   }
-  operator std::vector<T>() const { return to_vector(); }
+  operator std::vector<T>() const {
+    return to_vector();
+  }
 
   /// The memory of the buffer (pointer, extents, strides, element size): what aliasing checks
   /// compare. Allocates nothing.
@@ -268,7 +282,9 @@ class array {
     return b;
   }
   /// True when element accesses of this copy go through a host hook (checked mode, dry run).
-  TESSERA_INLINE bool has_hook() const { return hook_ != nullptr; }
+  TESSERA_INLINE bool has_hook() const {
+    return hook_ != nullptr;
+  }
   /// Element access as strided_ref (device-callable; no host hook).
   TESSERA_INLINE impl::strided_ref<T, N> ref() const {
     impl::strided_ref<T, N> r;

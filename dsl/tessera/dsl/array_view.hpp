@@ -18,7 +18,10 @@ template <class V>
 concept host_container = requires(V& v) {
   v.data();
   v.size();
-} && !requires(V& v) { v.describe(); };
+}
+&&!requires(V & v) {
+  v.describe();
+};
 
 /// The shared bookkeeping of every array_view over one buffer (sections, projections and
 /// reinterpretations share it): where the host and device copies are and which is current.
@@ -26,14 +29,14 @@ concept host_container = requires(V& v) {
 class view_state final : public view_sync {
  public:
   std::atomic<long> refs{1};
-  char* host = nullptr;       ///< host copy (the caller's memory, or a mirror of an array)
-  char* dev = nullptr;        ///< device copy (== host when the memory space is the host's)
-  std::size_t bytes = 0;      ///< bytes of the whole buffer
-  bool separate = false;      ///< host and device copies are different memory
-  bool device_valid = true;   ///< the device copy holds the current data
-  bool host_valid = true;     ///< the host copy holds the current data
-  bool owns_host = false;     ///< host is a mirror allocated here (views over an array)
-  Kokkos::View<char*, memory_space> dev_alloc;       ///< device copy of caller memory
+  char* host = nullptr;      ///< host copy (the caller's memory, or a mirror of an array)
+  char* dev = nullptr;       ///< device copy (== host when the memory space is the host's)
+  std::size_t bytes = 0;     ///< bytes of the whole buffer
+  bool separate = false;     ///< host and device copies are different memory
+  bool device_valid = true;  ///< the device copy holds the current data
+  bool host_valid = true;    ///< the host copy holds the current data
+  bool owns_host = false;    ///< host is a mirror allocated here (views over an array)
+  Kokkos::View<char*, memory_space> dev_alloc;        ///< device copy of caller memory
   Kokkos::View<char*, Kokkos::HostSpace> host_alloc;  ///< host mirror of an array
   std::shared_ptr<const void> keep;                   ///< keeps a viewed array alive
 
@@ -109,9 +112,8 @@ class array_view {
   using value_type = T;
   static constexpr int rank = N;
   /// The Kokkos::View of the device data (strided: sections need not be contiguous).
-  using view_type =
-      Kokkos::View<typename impl::view_data<T, N>::type, Kokkos::LayoutStride, memory_space,
-                   Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using view_type = Kokkos::View<typename impl::view_data<T, N>::type, Kokkos::LayoutStride,
+                                 memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
   /// The shape (C++ AMP's `array_view::extent` property). Read-only by convention.
   tessera::extent<N> extent;
@@ -149,7 +151,7 @@ class array_view {
   array_view(const array<nc_t, N>& a) : extent(a.extent) { init_array(a); }
   /// array_view<T> -> array_view<const T> (C++ AMP's conversion to a read-only view).
   template <class U>
-  requires(std::is_const_v<T> && std::is_same_v<U, nc_t>) TESSERA_INLINE
+  requires(std::is_const_v<T>&& std::is_same_v<U, nc_t>) TESSERA_INLINE
       array_view(const array_view<U, N>& o)
       : extent(o.extent), dev_(o.dev_), offset_(o.offset_), st_(o.st_), hook_(o.hook_) {
     for (int d = 0; d < N; ++d) stride_[d] = o.stride_[d];
@@ -190,8 +192,8 @@ class array_view {
   /// Element access: in kernels on every backend; in host code it first makes the host copy
   /// current (GPU backends).
   template <class... I>
-  requires(sizeof...(I) == N && (std::is_integral_v<I> && ...)) TESSERA_FORCEINLINE T&
-  operator()(I... i) const {
+  requires(sizeof...(I) == N && (std::is_integral_v<I> && ...)) TESSERA_FORCEINLINE T& operator()(
+      I... i) const {
     return (*this)[index<N>(i...)];
   }
   TESSERA_FORCEINLINE T& operator[](const index<N>& i) const {
@@ -238,7 +240,9 @@ class array_view {
     return section(origin, extent - origin);
   }
   /// The first `e` elements of every dimension.
-  array_view section(const tessera::extent<N>& e) const { return section(index<N>(), e); }
+  array_view section(const tessera::extent<N>& e) const {
+    return section(index<N>(), e);
+  }
   array_view section(index_type i0, index_type e0) const requires(N == 1) {
     return section(index<1>(i0), tessera::extent<1>(e0));
   }
@@ -345,7 +349,9 @@ class array_view {
   }
   /// The lazy-copy state a kernel reading or writing this view must bring to the device
   /// (nullptr when host and device share the memory).
-  impl::view_sync* sync_state() const { return st_ && st_->separate ? st_ : nullptr; }
+  impl::view_sync* sync_state() const {
+    return st_ && st_->separate ? st_ : nullptr;
+  }
   /// The buffer as a launch sees it (host side).
   impl::captured_buffer describe() const {
     impl::captured_buffer b = describe_memory();
@@ -364,7 +370,9 @@ class array_view {
     }
     return b;
   }
-  TESSERA_INLINE bool has_hook() const { return hook_ != nullptr; }
+  TESSERA_INLINE bool has_hook() const {
+    return hook_ != nullptr;
+  }
   /// Element access of the device data as strided_ref (device-callable; no host hook).
   TESSERA_INLINE impl::strided_ref<T, N> ref() const {
     impl::strided_ref<T, N> r;

@@ -47,11 +47,11 @@ template <class P>
 using atomic_value_t = typename atomic_pointee<P>::type;
 }  // namespace impl
 
-#define TESSERA_ATOMIC_BINARY(name, kokkos_fn)                                        \
+#define TESSERA_ATOMIC_BINARY(name, kokkos_fn)                                           \
   /** `name(dest, v)`: atomically `*dest = *dest (op) v`; returns the previous value. */ \
-  template <class P, class U, class T = impl::atomic_value_t<P>>                      \
-  TESSERA_FORCEINLINE T name(const P& dest, const U& v) {                             \
-    return Kokkos::kokkos_fn(impl::atomic_target(dest), static_cast<T>(v));           \
+  template <class P, class U, class T = impl::atomic_value_t<P>>                         \
+  TESSERA_FORCEINLINE T name(const P& dest, const U& v) {                                \
+    return Kokkos::kokkos_fn(impl::atomic_target(dest), static_cast<T>(v));              \
   }
 TESSERA_ATOMIC_BINARY(atomic_fetch_add, atomic_fetch_add)
 TESSERA_ATOMIC_BINARY(atomic_fetch_sub, atomic_fetch_sub)
@@ -78,8 +78,8 @@ TESSERA_FORCEINLINE T atomic_fetch_dec(const P& dest) {
 /// (private) variable.
 template <class P, class U, class T = impl::atomic_value_t<P>>
 TESSERA_FORCEINLINE bool atomic_compare_exchange(const P& dest, T* expected, const U& v) {
-  const T old = Kokkos::atomic_compare_exchange(impl::atomic_target(dest), *expected,
-                                                static_cast<T>(v));
+  const T old =
+      Kokkos::atomic_compare_exchange(impl::atomic_target(dest), *expected, static_cast<T>(v));
   if (old == *expected) return true;
   *expected = old;
   return false;

@@ -15,7 +15,8 @@
 ///   });
 /// \endcode
 /// A plain `[=]` lambda is host code: on CUDA and HIP it cannot become a kernel, and
-/// parallel_for_each says so at compile time. Functors with a TESSERA_INLINE call operator work too.
+/// parallel_for_each says so at compile time. Functors with a TESSERA_INLINE call operator work
+/// too.
 #define TESSERA_KERNEL KOKKOS_LAMBDA
 
 /// A function callable on the host and inside kernels of every backend.

@@ -39,9 +39,8 @@ void to_device(const B& b, bool write) {
 }
 
 inline bool overlaps(const captured_buffer& a, const captured_buffer& b) {
-  const auto alo = reinterpret_cast<std::uintptr_t>(a.data), blo =
-                                                                reinterpret_cast<std::uintptr_t>(
-                                                                    b.data);
+  const auto alo = reinterpret_cast<std::uintptr_t>(a.data),
+             blo = reinterpret_cast<std::uintptr_t>(b.data);
   const std::size_t as = a.span_bytes(), bs = b.span_bytes();
   return as && bs && alo < blo + bs && blo < alo + as;
 }
@@ -76,10 +75,10 @@ void copy(const S& src, const D& dst) {
   impl::strided_ref<const ST, N> sr;
   sr.p = s.p;
   for (int d = 0; d < N; ++d) sr.s[d] = s.s[d];
-  Kokkos::parallel_for("tessera::copy",
-                       Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_type>>(
-                           0, src.extent.size()),
-                       impl::copy_functor<const ST, DT, N>{sr, dst.ref(), src.extent});
+  Kokkos::parallel_for(
+      "tessera::copy",
+      Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_type>>(0, src.extent.size()),
+      impl::copy_functor<const ST, DT, N>{sr, dst.ref(), src.extent});
   Kokkos::fence();
 }
 

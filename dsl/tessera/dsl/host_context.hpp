@@ -38,7 +38,7 @@ TESSERA_INLINE constexpr bool fences_global(fence_kind f) {
 /// Shape of a tile_static / tile_local buffer as seen by the host passes. Built from the type
 /// only (no strings), so the per-launch planning pass allocates nothing.
 struct buffer_desc {
-  const char* name = nullptr;  ///< user-given name, or nullptr ("tile_static#k")
+  const char* name = nullptr;            ///< user-given name, or nullptr ("tile_static#k")
   std::string (*type_name)() = nullptr;  ///< e.g. "float[16][16]"
   int rank = 0;                          ///< 0 for a scalar
   index_type dims[3] = {1, 1, 1};
@@ -148,20 +148,20 @@ class view_sync {
 
 /// What a launch learns about a Tessera buffer when the kernel that captures it is copied.
 struct captured_buffer {
-  void* data = nullptr;            ///< first element, in the buffer's memory space
+  void* data = nullptr;  ///< first element, in the buffer's memory space
   int rank = 0;
   index_type extent[3] = {0, 0, 0};
   index_type stride[3] = {0, 0, 0};  ///< elements; stride[rank - 1] == 1
   std::size_t elem_bytes = 0;
   std::string (*type_name)() = nullptr;
-  std::string label;                 ///< e.g. the array's Kokkos label
-  bool read_only = false;            ///< array_view<const T> / array<const T>
-  bool host_accessible = true;       ///< data can be dereferenced on the host
-  view_sync* sync = nullptr;         ///< array_view state (lazy copies), else nullptr
+  std::string label;            ///< e.g. the array's Kokkos label
+  bool read_only = false;       ///< array_view<const T> / array<const T>
+  bool host_accessible = true;  ///< data can be dereferenced on the host
+  view_sync* sync = nullptr;    ///< array_view state (lazy copies), else nullptr
   /// Host copy of the first element when the data lives in device memory and a host copy
   /// exists (array_view over host memory, after sync->to_host()); else nullptr.
   void* (*host_data)(const void* self) = nullptr;
-  const void* self = nullptr;        ///< argument of host_data
+  const void* self = nullptr;  ///< argument of host_data
   /// Writes the element type's 1 to p (values a dry run reads from device-only memory).
   void (*fill_one)(void* p) = nullptr;
   /// Bytes from data to one past the last element.

@@ -27,7 +27,7 @@ struct coords {
   TESSERA_INLINE constexpr const index_type& operator[](int d) const { return v[d]; }
 
 #define TESSERA_COORD_OPS(op)                                        \
-  TESSERA_INLINE constexpr D& operator op##=(const D & o) {          \
+  TESSERA_INLINE constexpr D& operator op##=(const D& o) {           \
     for (int d = 0; d < N; ++d) v[d] op## = o.v[d];                  \
     return static_cast<D&>(*this);                                   \
   }                                                                  \
@@ -35,7 +35,7 @@ struct coords {
     for (int d = 0; d < N; ++d) v[d] op## = s;                       \
     return static_cast<D&>(*this);                                   \
   }                                                                  \
-  TESSERA_INLINE constexpr friend D operator op(D a, const D & b) {  \
+  TESSERA_INLINE constexpr friend D operator op(D a, const D& b) {   \
     return a op## = b;                                               \
   }                                                                  \
   TESSERA_INLINE constexpr friend D operator op(D a, index_type s) { \
@@ -48,8 +48,12 @@ struct coords {
   TESSERA_COORD_OPS(%)
 #undef TESSERA_COORD_OPS
   /// Pre-/post-increment and decrement apply to every component (C++ AMP).
-  TESSERA_INLINE constexpr D& operator++() { return *this += 1; }
-  TESSERA_INLINE constexpr D& operator--() { return *this -= 1; }
+  TESSERA_INLINE constexpr D& operator++() {
+    return *this += 1;
+  }
+  TESSERA_INLINE constexpr D& operator--() {
+    return *this -= 1;
+  }
   TESSERA_INLINE constexpr D operator++(int) {
     D r = static_cast<D&>(*this);
     ++*this;
@@ -70,7 +74,9 @@ struct coords {
       if (a.v[d] != b.v[d]) return false;
     return true;
   }
-  TESSERA_INLINE constexpr friend bool operator!=(const D& a, const D& b) { return !(a == b); }
+  TESSERA_INLINE constexpr friend bool operator!=(const D& a, const D& b) {
+    return !(a == b);
+  }
 };
 }  // namespace impl
 

@@ -5,7 +5,8 @@
 ///
 /// A kernel body runs once per tile and is written as phases separated by barriers:
 /// \code
-///   tessera::parallel_for_each(m.extent.tile<2, 2>(), TESSERA_KERNEL(tessera::tile_group<2, 2>& g) {
+///   tessera::parallel_for_each(m.extent.tile<2, 2>(), TESSERA_KERNEL(tessera::tile_group<2, 2>& g)
+///   {
 ///     auto vals = g.tile_static<float[2][2]>("vals");            // team scratch
 ///     g.for_each([&](const tessera::tiled_index<2, 2>& t) {      // one logical thread each
 ///       vals(t.local[0], t.local[1]) = m[t.global];
@@ -44,7 +45,9 @@ namespace impl {
 /// Fast mode met a misuse the validation dry run did not see (a barrier or tile_static
 /// allocation inside for_each that the dry run's tile did not reach): stop loudly rather than
 /// deadlock or corrupt scratch memory.
-TESSERA_INLINE void misuse_in_kernel(const char* what) { Kokkos::abort(what); }
+TESSERA_INLINE void misuse_in_kernel(const char* what) {
+  Kokkos::abort(what);
+}
 }  // namespace impl
 
 /// A pointer to a tile_static element as taken by `&s(i)`: what C++ AMP's atomic functions
@@ -94,8 +97,12 @@ struct tile_static_element {
   TESSERA_COMPOUND(*=)
   TESSERA_COMPOUND(/=)
 #undef TESSERA_COMPOUND
-  TESSERA_FORCEINLINE const tile_static_element& operator++() const { return *this += E(1); }
-  TESSERA_FORCEINLINE const tile_static_element& operator--() const { return *this -= E(1); }
+  TESSERA_FORCEINLINE const tile_static_element& operator++() const {
+    return *this += E(1);
+  }
+  TESSERA_FORCEINLINE const tile_static_element& operator--() const {
+    return *this -= E(1);
+  }
 };
 
 /// Handle to a tile_static buffer of type U (a scalar or a C array such as float[16][16]):
@@ -295,7 +302,8 @@ class basic_tile_barrier {
       return;
     }
 #endif
-    if (in_phase_) impl::misuse_in_kernel("tessera: tile barrier inside for_each (divergent barrier)");
+    if (in_phase_)
+      impl::misuse_in_kernel("tessera: tile barrier inside for_each (divergent barrier)");
     impl::tile_mapping<Space>::barrier(*team_, f);
   }
   const member_type* team_;
@@ -344,9 +352,8 @@ class basic_tile_group {
   index<rank> tile_origin;  ///< global index of the tile's first element
 
   /// Fast mode (inside a Kokkos team). \pre scratch holds `scratch_bytes` planned bytes.
-  TESSERA_INLINE basic_tile_group(const member_type& team, char* scratch,
-                                  std::size_t scratch_bytes, const index<rank>& tile_,
-                                  const index<rank>& origin)
+  TESSERA_INLINE basic_tile_group(const member_type& team, char* scratch, std::size_t scratch_bytes,
+                                  const index<rank>& tile_, const index<rank>& origin)
       : barrier(&team, nullptr),
         tile(tile_),
         tile_origin(origin),
@@ -439,10 +446,14 @@ class basic_tile_group {
   }
 
   /// The host context in the planning pass and checked mode (nullptr in kernels).
-  TESSERA_INLINE impl::host_context* host_context() const { return ctx_; }
+  TESSERA_INLINE impl::host_context* host_context() const {
+    return ctx_;
+  }
 
   /// Scratch bytes this tile has allocated so far (after the body: the kernel's total).
-  TESSERA_INLINE std::size_t scratch_bytes() const { return offset_; }
+  TESSERA_INLINE std::size_t scratch_bytes() const {
+    return offset_;
+  }
 
  private:
   TESSERA_FORCEINLINE index_t make_index(int linear) const {

@@ -161,7 +161,8 @@ struct eval<binary_node<Op, A, B>> {
   eval<B> b;
   eval() = default;
   eval(const node& e, int id, const build_ctx& bc)
-      : a(make_eval(e.a, child_id<0, node>(id), bc)), b(make_eval(e.b, child_id<1, node>(id), bc)) {}
+      : a(make_eval(e.a, child_id<0, node>(id), bc)),
+        b(make_eval(e.b, child_id<1, node>(id), bc)) {}
   template <class C>
   TESSERA_FORCEINLINE auto flat(const C& c, index_type k) const {
     return Op{}(a.flat(c, k), b.flat(c, k));
@@ -334,7 +335,8 @@ bool with_node(const E& e, int id, int target, F&& f) {
   }
   bool found = false;
   for_each_child_id(e, id, [&](const auto& c, int cid) {
-    if (!found && target >= cid && target < cid + codegen::node_count<std::remove_cvref_t<decltype(c)>>())
+    if (!found && target >= cid &&
+        target < cid + codegen::node_count<std::remove_cvref_t<decltype(c)>>())
       found = with_node(c, cid, target, f);
   });
   return found;

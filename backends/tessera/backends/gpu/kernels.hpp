@@ -80,8 +80,7 @@ struct staged_transpose_kernel {
 /// hit distinct banks and stores are coalesced). K advances in BK-deep tiles through two
 /// scratch buffers: the next tiles load while the current ones are multiplied, one barrier per
 /// step. The epilogue runs on in-range elements only.
-template <int S, class T, class OT, class Ev, class Member, int BM, int BN, int BK, int TM,
-          int TN>
+template <int S, class T, class OT, class Ev, class Member, int BM, int BN, int BK, int TM, int TN>
 struct blocked_matmul_kernel {
   static constexpr int RT = BM / TM, CT = BN / TN, NT = RT * CT;  // threads per team
   static constexpr int LDA = BM + 4;                              // padded k-major A rows
@@ -202,7 +201,7 @@ struct kernels {
       backends::impl::launch(k.label, range(exec, 0, n), elementwise_flat<S, Ev, T>{ev, out.p});
     else
       backends::impl::launch(k.label, range(exec, 0, n),
-                           elementwise_indexed<S, Ev, T, N>{ev, out, ext});
+                             elementwise_indexed<S, Ev, T, N>{ev, out, ext});
   }
 
   template <int S, class Ev, class T>
@@ -215,15 +214,15 @@ struct kernels {
     const auto sc = operands::staged_scratch<S>::from_plan(k);
     policy p(exec, static_cast<int>(k.league_size), k.team_size);
     sc.request(p);
-    backends::impl::launch(k.label, p,
-                         staged_transpose_kernel<S, Ev, T, member>{
-                             ev, out, ext[0], ext[1], k.tiles[0], int(k.tile[0]), int(k.tile[1]),
-                             k.staged_ld, sc});
+    backends::impl::launch(
+        k.label, p,
+        staged_transpose_kernel<S, Ev, T, member>{ev, out, ext[0], ext[1], k.tiles[0],
+                                                  int(k.tile[0]), int(k.tile[1]), k.staged_ld, sc});
   }
 
   template <int S, class Ev, class T, class OT>
-  static void matmul(const Space& exec, const codegen::kernel_plan& k,
-                     const operands::matrix<T>& A, const operands::matrix<T>& B, const Ev& ev,
+  static void matmul(const Space& exec, const codegen::kernel_plan& k, const operands::matrix<T>& A,
+                     const operands::matrix<T>& B, const Ev& ev,
                      const tessera::impl::strided_ref<OT, 2>& out, const extent<2>& ext) {
     if constexpr (std::is_floating_point_v<T>) {
       if (k.gpu_mm.bm) {
@@ -238,7 +237,7 @@ struct kernels {
         policy p(exec, static_cast<int>(k.league_size), k.team_size);
         sc.request(p);
         backends::impl::launch(k.label, p,
-                             kernel{A, B, ev, out, ext[0], ext[1], A.cols, k.tiles[0], sc});
+                               kernel{A, B, ev, out, ext[0], ext[1], A.cols, k.tiles[0], sc});
         return;
       }
     }
@@ -256,8 +255,8 @@ struct kernels {
     policy p(exec, static_cast<int>(k.league_size), k.team_size);
     p.set_scratch_size(k.scratch_level, Kokkos::PerTeam(bytes + 64));
     backends::impl::launch(k.label, p,
-                         tile_reduce_kernel<S, Core, In, Ev, OT, member>{
-                             in, ev, tr.op, out, ext[1], k.scratch_level, bytes});
+                           tile_reduce_kernel<S, Core, In, Ev, OT, member>{
+                               in, ev, tr.op, out, ext[1], k.scratch_level, bytes});
   }
 };
 

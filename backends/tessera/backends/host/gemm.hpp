@@ -150,39 +150,36 @@ TESSERA_GEMM_KERNEL_ATTR inline void micro_kernel(index_type kc, const T* __rest
     __builtin_prefetch(c + r * ldc + n - 1, 1, 3);
   }
   V acc[MR][NV];
-TESSERA_GCC_UNROLL(32)
-  for (int r = 0; r < MR; ++r)
-TESSERA_GCC_UNROLL(8)
-    for (int v = 0; v < NV; ++v) acc[r][v] = V{};
-TESSERA_GCC_UNROLL(2)
+  TESSERA_GCC_UNROLL(32)
+  for (int r = 0; r < MR; ++r) TESSERA_GCC_UNROLL(8)
+  for (int v = 0; v < NV; ++v) acc[r][v] = V{};
+  TESSERA_GCC_UNROLL(2)
   for (index_type k = 0; k < kc; ++k) {
     V bv[NV];
-TESSERA_GCC_UNROLL(8)
+    TESSERA_GCC_UNROLL(8)
     for (int v = 0; v < NV; ++v) bv[v] = load<V>(b + v * W);
-TESSERA_GCC_UNROLL(32)
+    TESSERA_GCC_UNROLL(32)
     for (int r = 0; r < MR; ++r) {
       const T ar = a[r];
-TESSERA_GCC_UNROLL(8)
+      TESSERA_GCC_UNROLL(8)
       for (int v = 0; v < NV; ++v) acc[r][v] += ar * bv[v];
     }
     a += MR;
     b += NR;
   }
   if (m == MR && n == NR && !finish) {
-TESSERA_GCC_UNROLL(32)
-    for (int r = 0; r < MR; ++r)
-TESSERA_GCC_UNROLL(8)
-      for (int v = 0; v < NV; ++v) {
-        T* p = c + r * ldc + v * W;
-        store(p, accumulate ? acc[r][v] + load<V>(p) : acc[r][v]);
-      }
+    TESSERA_GCC_UNROLL(32)
+    for (int r = 0; r < MR; ++r) TESSERA_GCC_UNROLL(8)
+    for (int v = 0; v < NV; ++v) {
+      T* p = c + r * ldc + v * W;
+      store(p, accumulate ? acc[r][v] + load<V>(p) : acc[r][v]);
+    }
     return;
   }
   alignas(64) T tile[MR * NR];
-TESSERA_GCC_UNROLL(32)
-  for (int r = 0; r < MR; ++r)
-TESSERA_GCC_UNROLL(8)
-    for (int v = 0; v < NV; ++v) store(tile + r * NR + v * W, acc[r][v]);
+  TESSERA_GCC_UNROLL(32)
+  for (int r = 0; r < MR; ++r) TESSERA_GCC_UNROLL(8)
+  for (int v = 0; v < NV; ++v) store(tile + r * NR + v * W, acc[r][v]);
   for (int r = 0; r < m; ++r) {
     T* const cr = c + r * ldc;
     const T* const tr = tile + r * NR;
@@ -203,9 +200,8 @@ inline void pack_a(index_type mb, index_type kb, const T* a, index_type lda, T* 
     const T* rows[MR];
     for (int r = 0; r < MR; ++r) rows[r] = a + (i0 + (r < m ? r : 0)) * lda;
     if (m == MR) {
-      for (index_type k = 0; k < kb; ++k)
-TESSERA_GCC_UNROLL(32)
-        for (int r = 0; r < MR; ++r) dst[k * MR + r] = rows[r][k];
+      for (index_type k = 0; k < kb; ++k) TESSERA_GCC_UNROLL(32)
+      for (int r = 0; r < MR; ++r) dst[k * MR + r] = rows[r][k];
     } else {
       for (index_type k = 0; k < kb; ++k)
         for (int r = 0; r < MR; ++r) dst[k * MR + r] = r < m ? rows[r][k] : T(0);
@@ -362,16 +358,16 @@ void gemm(const Space& exec, index_type M, index_type N, index_type K, const T* 
   if (p.mc <= 0 || p.kc <= 0 || p.nc <= 0 || p.mc % MR != 0 || p.nc % NR != 0)
     throw shape_error("gemm: launch parameters mc=" + std::to_string(p.mc) +
                       " kc=" + std::to_string(p.kc) + " nc=" + std::to_string(p.nc) +
-                      " must be positive, mc a multiple of " + std::to_string(MR) +
-                      " and nc of " + std::to_string(NR));
+                      " must be positive, mc a multiple of " + std::to_string(MR) + " and nc of " +
+                      std::to_string(NR));
   if (M == 0 || N == 0) return;
 
   if (K == 0) {
     backends::impl::launch(label + " (K=0)",
-                         Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, M),
-                         [=](index_type i) {
-                           for (index_type j = 0; j < N; ++j) C[i * ldc + j] = ep(i, j, T(0));
-                         });
+                           Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, M),
+                           [=](index_type i) {
+                             for (index_type j = 0; j < N; ++j) C[i * ldc + j] = ep(i, j, T(0));
+                           });
     exec.fence();
     return;
   }
@@ -410,24 +406,23 @@ void gemm(const Space& exec, index_type M, index_type N, index_type K, const T* 
           });
       team_policy policy(exec, int(m_blocks * splits), 1);
       policy.set_scratch_size(p.scratch_level, Kokkos::PerTeam(a_bytes));
-      backends::impl::launch(
-          label, policy, [=](const typename team_policy::member_type& team) {
-            const index_type ib = team.league_rank() / splits, js = team.league_rank() % splits;
-            const index_type ic = ib * mc, mb = std::min(mc, M - ic);
-            T* const ap = impl::align64(static_cast<T*>(team.team_scratch(level).get_shmem(a_bytes)));
-            impl::pack_a(mb, kb, A + ic * lda + pc, lda, ap);
-            const index_type p_end = std::min(n_panels, (js + 1) * panels_per_split);
-            for (index_type q = js * panels_per_split; q < p_end; ++q) {
-              const index_type j0 = jc + q * NR;
-              const int n = int(std::min<index_type>(NR, N - j0));
-              const T* const bpp = bp + q * kb * NR;
-              for (index_type i = 0; i < mb; i += MR) {
-                const int m = int(std::min<index_type>(MR, mb - i));
-                impl::micro_kernel(kb, ap + i * kb, bpp, C + (ic + i) * ldc + j0, ldc, m, n,
-                                   accumulate, finish, ep, ic + i, j0);
-              }
-            }
-          });
+      backends::impl::launch(label, policy, [=](const typename team_policy::member_type& team) {
+        const index_type ib = team.league_rank() / splits, js = team.league_rank() % splits;
+        const index_type ic = ib * mc, mb = std::min(mc, M - ic);
+        T* const ap = impl::align64(static_cast<T*>(team.team_scratch(level).get_shmem(a_bytes)));
+        impl::pack_a(mb, kb, A + ic * lda + pc, lda, ap);
+        const index_type p_end = std::min(n_panels, (js + 1) * panels_per_split);
+        for (index_type q = js * panels_per_split; q < p_end; ++q) {
+          const index_type j0 = jc + q * NR;
+          const int n = int(std::min<index_type>(NR, N - j0));
+          const T* const bpp = bp + q * kb * NR;
+          for (index_type i = 0; i < mb; i += MR) {
+            const int m = int(std::min<index_type>(MR, mb - i));
+            impl::micro_kernel(kb, ap + i * kb, bpp, C + (ic + i) * ldc + j0, ldc, m, n, accumulate,
+                               finish, ep, ic + i, j0);
+          }
+        }
+      });
     }
   }
   exec.fence();

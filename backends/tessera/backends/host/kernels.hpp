@@ -170,10 +170,11 @@ struct kernels {
 
   /// The packed matmul core + epilogue (plan.packed_matmul), else the generic tiled form.
   template <int S, class Ev, class T, class OT>
-  static void matmul(const Space& exec, const codegen::kernel_plan& k,
-                     const operands::matrix<T>& A, const operands::matrix<T>& B, const Ev& ev,
+  static void matmul(const Space& exec, const codegen::kernel_plan& k, const operands::matrix<T>& A,
+                     const operands::matrix<T>& B, const Ev& ev,
                      const tessera::impl::strided_ref<OT, 2>& out, const extent<2>& ext) {
-    if constexpr (std::is_same_v<T, OT> && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+    if constexpr (std::is_same_v<T, OT> &&
+                  (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
       if (k.packed_matmul) {
         // Packed panels + register-blocked micro-kernel, epilogue on each finished element.
         host::gemm<T>(

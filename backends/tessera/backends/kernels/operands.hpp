@@ -19,9 +19,9 @@ struct matrix {
 };
 
 /// Team scratch of a kernel as planned: the level, the bytes, each scratch buffer's offset (the
-/// plan's scratch buffers, in order; for staged transposes one slot per staged operand). request() sizes a policy (64 spare
-/// bytes for alignment); bind() points a kernel context's staged slots into the team's 64-byte
-/// aligned scratch. S: slots the expression type can need.
+/// plan's scratch buffers, in order; for staged transposes one slot per staged operand). request()
+/// sizes a policy (64 spare bytes for alignment); bind() points a kernel context's staged slots
+/// into the team's 64-byte aligned scratch. S: slots the expression type can need.
 template <int S>
 struct staged_scratch {
   int level = 0, nslots = 0;

@@ -153,7 +153,8 @@ inline fusion_result fuse(const expr_graph& g, const target& t) {
   detail::fuser f{g, r};
   f.plan_kernel(0, false);
   const kernel_spec& last = r.kernels.back();
-  const bool packed = last.family == kernel_family::matmul && uses_packed_matmul(t, g.nodes[last.core]);
+  const bool packed =
+      last.family == kernel_family::matmul && uses_packed_matmul(t, g.nodes[last.core]);
   f.scan_alias(0, false, packed);
   return r;
 }

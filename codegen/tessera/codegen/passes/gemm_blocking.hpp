@@ -11,16 +11,20 @@
 
 namespace tessera::codegen {
 
-inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-inline std::int64_t round_up(std::int64_t x, std::int64_t m) { return ceil_div(x, m) * m; }
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+inline std::int64_t round_up(std::int64_t x, std::int64_t m) {
+  return ceil_div(x, m) * m;
+}
 
 /// Cache blocking of the packed CPU matmul C(M x N) = A(M x K) B(K x N) as launched (Goto &
 /// van de Geijn 2008): kc = min(kc, K) capped so the packed mc x kc block fits scratch level 1;
 /// mc a multiple of mr, lowered with several threads so that M splits into a multiple of the
 /// thread count of equal row blocks; nc a multiple of nr; when there are fewer row blocks than
 /// threads, each row block is also split over column ranges of its B panel.
-inline gemm_params plan_gemm(std::int64_t M, std::int64_t N, std::int64_t K, int mc, int kc,
-                             int nc, int mr, int nr, int threads, std::size_t scratch_l1,
+inline gemm_params plan_gemm(std::int64_t M, std::int64_t N, std::int64_t K, int mc, int kc, int nc,
+                             int mr, int nr, int threads, std::size_t scratch_l1,
                              std::size_t elem_bytes) {
   gemm_params p;
   p.mr = mr;
@@ -38,13 +42,14 @@ inline gemm_params plan_gemm(std::int64_t M, std::int64_t N, std::int64_t K, int
   p.mc = int(mc_);
   p.kc = int(kc_);
   p.nc = int(nc_);
-  p.m_blocks = ceil_div(M, mc_);
-  const std::int64_t n_panels = ceil_div(std::min<std::int64_t>(nc_, N), nr);
-  p.splits = p.m_blocks >= threads ? 1
-                                   : std::max<std::int64_t>(
-                                         1, std::min(n_panels, ceil_div(threads, p.m_blocks)));
+  // Empty (or, before validation, negative) sizes plan no work.
+  p.m_blocks = M > 0 ? ceil_div(M, mc_) : 0;
+  const std::int64_t n_panels = N > 0 ? ceil_div(std::min<std::int64_t>(nc_, N), nr) : 0;
+  p.splits = p.m_blocks == 0 || p.m_blocks >= threads
+                 ? 1
+                 : std::max<std::int64_t>(1, std::min(n_panels, ceil_div(threads, p.m_blocks)));
   p.panels_per_split = ceil_div(n_panels, p.splits);
-  p.launches = ceil_div(N, nc_) * ceil_div(std::max<std::int64_t>(K, 1), kc_);
+  p.launches = N > 0 ? ceil_div(N, nc_) * ceil_div(std::max<std::int64_t>(K, 1), kc_) : 0;
   return p;
 }
 
@@ -53,10 +58,10 @@ inline gemm_params packed_gemm_params(const expr_graph& g, const graph_node& mm,
   const bool dbl = mm.dtype == "double";
   const std::int64_t M = mm.extent[0], N = mm.extent[1];
   const std::int64_t K = g.nodes[mm.children[0]].extent[1];
-  gemm_params p = plan_gemm(M, N, K, dbl ? t.gemm_mc_double : t.gemm_mc,
-                            dbl ? t.gemm_kc_double : t.gemm_kc, dbl ? t.gemm_nc_double : t.gemm_nc,
-                            dbl ? t.gemm_mr_double : t.gemm_mr, dbl ? t.gemm_nr_double : t.gemm_nr,
-                            t.concurrency, t.scratch_max[1], mm.elem_bytes);
+  gemm_params p =
+      plan_gemm(M, N, K, dbl ? t.gemm_mc_double : t.gemm_mc, dbl ? t.gemm_kc_double : t.gemm_kc,
+                dbl ? t.gemm_nc_double : t.gemm_nc, dbl ? t.gemm_mr_double : t.gemm_mr,
+                dbl ? t.gemm_nr_double : t.gemm_nr, t.concurrency, t.scratch_max[1], mm.elem_bytes);
   p.origin = t.gemm_origin;
   return p;
 }

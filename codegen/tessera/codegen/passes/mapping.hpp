@@ -45,8 +45,9 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
       k.staged_ld = t.staged_block > 0 ? t.staged_block : ts.rows + t.staged_pad;
       if (t.thread_per_logical) {
         k.team_size = std::min(ts.rows * ts.cols, t.max_team_size);
-        k.mapping = "team members stride over the tile's elements: row-contiguous, coalesced "
-                    "loads and stores";
+        k.mapping =
+            "team members stride over the tile's elements: row-contiguous, coalesced "
+            "loads and stores";
       } else {
         k.team_size = 1;
         k.streaming_stores = t.streaming_store_min_bytes > 0 &&

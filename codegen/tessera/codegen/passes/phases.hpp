@@ -100,14 +100,14 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
       if (uses_packed_matmul(t, mm)) {
         // Sized as launched: mc x kc of A per team, kc x nc of B shared (packed_gemm_params).
         const gemm_params gp = packed_gemm_params(g, mm, t);
-        scratch("a_pack", mm.dtype + "[mc][kc] (" + std::to_string(gp.mc) + "x" +
-                              std::to_string(gp.kc) + ")",
+        scratch("a_pack",
+                mm.dtype + "[mc][kc] (" + std::to_string(gp.mc) + "x" + std::to_string(gp.kc) + ")",
                 std::size_t(gp.mc) * gp.kc * mm.elem_bytes, "packed A block");
-        b.global_buffers.push_back({"b_pack", mm.dtype + "[kc][nc] (" + std::to_string(gp.kc) +
-                                                  "x" + std::to_string(gp.nc) + ")",
-                                    memory_space_kind::global,
-                                    std::size_t(gp.kc) * gp.nc * mm.elem_bytes, 0,
-                                    "packed B panel, shared by all teams"});
+        b.global_buffers.push_back(
+            {"b_pack",
+             mm.dtype + "[kc][nc] (" + std::to_string(gp.kc) + "x" + std::to_string(gp.nc) + ")",
+             memory_space_kind::global, std::size_t(gp.kc) * gp.nc * mm.elem_bytes, 0,
+             "packed B panel, shared by all teams"});
         b.program.loop.push_back({"pack the A block", {{"a_pack", true, false}}});
         b.program.loop.push_back({"register-blocked micro-kernels", {{"a_pack", false, false}}});
         b.program.epilogue.push_back({"epilogue on the output tile and store", {}});
@@ -126,11 +126,12 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
         for (int s = 0; s < 2; ++s)
           scratch("b_tile" + std::to_string(s), tile_type(mm, bk, bn),
                   std::size_t(bk) * bn * mm.elem_bytes, "B tile, buffer " + std::to_string(s));
-        b.private_buffers.push_back(
-            {"acc", mm.dtype + "[" + std::to_string(t.gpu_mm_tm) + "][" +
-                        std::to_string(t.gpu_mm_tn) + "]",
-             memory_space_kind::private_memory,
-             std::size_t(t.gpu_mm_tm) * t.gpu_mm_tn * mm.elem_bytes, 0, "accumulators"});
+        b.private_buffers.push_back({"acc",
+                                     mm.dtype + "[" + std::to_string(t.gpu_mm_tm) + "][" +
+                                         std::to_string(t.gpu_mm_tn) + "]",
+                                     memory_space_kind::private_memory,
+                                     std::size_t(t.gpu_mm_tm) * t.gpu_mm_tn * mm.elem_bytes, 0,
+                                     "accumulators"});
         b.program.prologue.push_back(
             {"load the first k-tiles", {{"a_tile0", true, false}, {"b_tile0", true, false}}});
         b.program.loop.push_back({"multiply-accumulate buffers 0, load buffers 1",
@@ -176,7 +177,8 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
           g.nodes[tr.children[0]].extent.size() > 1 ? g.nodes[tr.children[0]].extent[1] : 1;
       if (t.thread_per_logical) {
         scratch("row_acc", tr.dtype + "[" + std::to_string(in_cols) + "]",
-                std::size_t(in_cols) * tr.elem_bytes, "the R input rows combined element by element");
+                std::size_t(in_cols) * tr.elem_bytes,
+                "the R input rows combined element by element");
         b.program.prologue.push_back({"first input row", {{"row_acc", true, true}}});
         b.program.loop.push_back(
             {"combine the next input row", {{"row_acc", true, true}, {"row_acc", false, true}}});

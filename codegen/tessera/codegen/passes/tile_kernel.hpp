@@ -68,8 +68,7 @@ inline kernel_plan plan_tile_kernel(const std::string& name, const std::vector<s
   place_scratch(p, kb, t, name + ": tile " + tile_text);
   p.tile_local_bytes = local_bytes;
   if (t.tile_local_per_thread && local_bytes > t.tile_local_max)
-    throw resource_error(name + ": tile " + tile_text + " declares " +
-                         std::to_string(local_bytes) +
+    throw resource_error(name + ": tile " + tile_text + " declares " + std::to_string(local_bytes) +
                          " bytes of tile_local storage per logical thread; the " + t.backend +
                          " backend allows at most " + std::to_string(t.tile_local_max) +
                          " per logical thread (registers); keep large per-thread data in "

@@ -1,0 +1,763 @@
+// tessera-fuzz: a differential fuzzer of Tier 1. Each case draws an expression pattern from a
+// catalogue that covers the whole surface (elementwise chains, where, math functions, matmul
+// with epilogues and schedules, transposes, tile_reduce/tile_mean, reductions, ranks 1-3), an
+// element type (float, double, int), random shapes (0, 1, primes, non-multiples of every tile),
+// operands (arrays, array_views over caller memory, sections) and a way of assigning (existing
+// array, eval, constructor, default-constructed array, the output aliasing an operand,
+// overlapping sections of one buffer). The same pattern is evaluated by Eigen in double
+// precision; results must agree within
+//     |tessera - reference| <= 64 u (g + 1) (1 + max |reference|)
+// where u is the unit roundoff of the element type and g the pattern's error growth (1 for
+// elementwise chains, K for a matmul, n for a sum); integer results must be exact.
+//
+//   tessera-fuzz [--cases N] [--seed S] [--first K] [--max-dim D] [--verbose]
+//
+// Case k of seed S is reproducible on its own (--seed S --first k --cases 1). Every failure
+// prints such a replay line, then the same case shrunk to the smallest shape that still fails.
+// Exit status: 0 when every case passed, 1 otherwise.
+#include <tessera/tessera.hpp>
+
+#include <CLI/CLI.hpp>
+#include <Eigen/Dense>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+namespace fuzz {
+
+using tessera::index_type;
+
+// --- the reference: Eigen arrays in double precision, with Tessera's vocabulary ---------------
+
+using ref2 = Eigen::Array<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+/// Integer element type under test: tile means divide like integer arithmetic.
+inline bool& integer_mode() {
+  static bool v = false;
+  return v;
+}
+
+/// A reference value: every operation evaluates at once into a plain Eigen array (no Eigen
+/// expression outlives the temporaries it refers to).
+struct rv {
+  ref2 v;
+};
+template <class F>
+rv map1(const rv& a, F f) {
+  return {a.v.unaryExpr(f)};
+}
+template <class F>
+rv map2(const rv& a, const rv& b, F f) {
+  return {a.v.binaryExpr(b.v, f)};
+}
+#define FUZZ_REF_BINARY(op)                                               \
+  inline rv operator op(const rv& a, const rv& b) {                       \
+    return map2(a, b, [](double x, double y) { return double(x op y); }); \
+  }                                                                       \
+  inline rv operator op(const rv& a, double s) {                          \
+    return map1(a, [s](double x) { return double(x op s); });             \
+  }                                                                       \
+  inline rv operator op(double s, const rv& a) {                          \
+    return map1(a, [s](double x) { return double(s op x); });             \
+  }
+FUZZ_REF_BINARY(+)
+FUZZ_REF_BINARY(-)
+FUZZ_REF_BINARY(*)
+FUZZ_REF_BINARY(/)
+FUZZ_REF_BINARY(<)
+FUZZ_REF_BINARY(>)
+#undef FUZZ_REF_BINARY
+inline rv relu(const rv& a) {
+  return map1(a, [](double x) { return x > 0 ? x : 0.0; });
+}
+inline rv square(const rv& a) {
+  return map1(a, [](double x) { return x * x; });
+}
+inline rv abs(const rv& a) {
+  return map1(a, [](double x) { return std::abs(x); });
+}
+inline rv exp(const rv& a) {
+  return map1(a, [](double x) { return std::exp(x); });
+}
+inline rv sqrt(const rv& a) {
+  return map1(a, [](double x) { return std::sqrt(x); });
+}
+inline rv tanh(const rv& a) {
+  return map1(a, [](double x) { return std::tanh(x); });
+}
+inline rv pow(const rv& a, const rv& b) {
+  return map2(a, b, [](double x, double y) { return std::pow(x, y); });
+}
+inline rv min(const rv& a, const rv& b) {
+  return map2(a, b, [](double x, double y) { return y < x ? y : x; });
+}
+inline rv max(const rv& a, const rv& b) {
+  return map2(a, b, [](double x, double y) { return x < y ? y : x; });
+}
+inline rv where(const rv& c, const rv& a, const rv& b) {
+  rv r = a;
+  for (Eigen::Index k = 0; k < r.v.size(); ++k)
+    r.v.data()[k] = c.v.data()[k] != 0 ? a.v.data()[k] : b.v.data()[k];
+  return r;
+}
+inline rv matmul(const rv& a, const rv& b) {
+  return {(a.v.matrix() * b.v.matrix()).array()};
+}
+inline rv transpose(const rv& a) {
+  return {a.v.transpose()};
+}
+template <int R, int C, class Op>
+rv tile_reduce(const rv& x, Op op) {
+  const ref2& a = x.v;
+  ref2 o(a.rows() / R, a.cols() / C);
+  for (Eigen::Index i = 0; i < o.rows(); ++i)
+    for (Eigen::Index j = 0; j < o.cols(); ++j) {
+      double v = a(i * R, j * C);
+      for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c)
+          if (r || c) v = op(v, a(i * R + r, j * C + c));
+      o(i, j) = v;
+    }
+  return {o};
+}
+template <int R, int C>
+rv tile_mean(const rv& x) {
+  rv s = tile_reduce<R, C>(x, [](double a, double b) { return a + b; });
+  if (integer_mode()) return map1(s, [](double v) { return std::trunc(v / double(R * C)); });
+  return map1(s, [](double v) { return v / double(R * C); });
+}
+struct max_op {
+  double operator()(double a, double b) const { return a < b ? b : a; }
+};
+inline double sum(const rv& x) {
+  return x.v.sum();
+}
+inline double max_value(const rv& x) {
+  return x.v.maxCoeff();
+}
+
+using tessera::abs;
+using tessera::exp;
+using tessera::matmul;
+using tessera::max;
+using tessera::max_value;
+using tessera::min;
+using tessera::pow;
+using tessera::relu;
+using tessera::sqrt;
+using tessera::square;
+using tessera::sum;
+using tessera::tanh;
+using tessera::tile_mean;
+using tessera::tile_reduce;
+using tessera::transpose;
+using tessera::where;
+
+/// max works as a tile_reduce operation on both sides.
+struct op_max {
+  template <class A, class B>
+  KOKKOS_INLINE_FUNCTION auto operator()(const A& a, const B& b) const {
+    return a < b ? b : a;
+  }
+};
+
+// --- patterns ------------------------------------------------------------------------------------
+
+/// Extents of the operands a, b, c (rank N; unused operands get a's extent).
+template <int N>
+struct operand_shapes {
+  std::array<index_type, 3> a{}, b{}, c{};
+  index_type growth = 1;  ///< error growth g of the tolerance
+};
+
+enum flags : unsigned { floating_only = 1, rank2_only = 2, scalar_result = 4, no_alias = 8 };
+
+using rng_t = std::mt19937_64;
+inline index_type pick_dim(rng_t& g, index_type max_dim) {
+  static const index_type edge[] = {0, 1, 2, 3, 5, 7, 13, 16, 17, 31, 32, 33, 63, 64, 65, 97};
+  if (std::uniform_int_distribution<int>(0, 2)(g) == 0) {
+    const index_type e = edge[std::uniform_int_distribution<int>(0, 15)(g)];
+    if (e <= max_dim) return e;
+  }
+  return std::uniform_int_distribution<index_type>(1, max_dim)(g);
+}
+inline index_type pick_multiple(rng_t& g, index_type m, index_type max_dim) {
+  return m * std::uniform_int_distribution<index_type>(0, std::max<index_type>(1, max_dim / m))(g);
+}
+
+/// One entry of the catalogue: name, flags, shape generator and the expression (a generic
+/// callable used with Tessera operands and with Eigen reference operands alike).
+template <int N, unsigned Flags, class Shapes, class F>
+struct pattern {
+  static constexpr int rank = N;
+  static constexpr unsigned flags = Flags;
+  const char* name;
+  Shapes shapes;  // (rng, max_dim) -> operand_shapes<N>
+  F f;            // (a, b, c, s) -> expression or scalar
+};
+template <int N, unsigned Flags = 0, class Shapes, class F>
+pattern<N, Flags, Shapes, F> make_pattern(const char* name, Shapes s, F f) {
+  return {name, s, f};
+}
+template <class X>
+inline constexpr bool is_ref = std::is_same_v<std::remove_cvref_t<X>, rv>;
+
+inline auto same_shape(rng_t& g, index_type d) {
+  const index_type m = pick_dim(g, d), n = pick_dim(g, d);
+  operand_shapes<2> s;
+  s.a = s.b = s.c = {m, n, 0};
+  return s;
+}
+
+inline auto catalogue() {
+  auto same = [](rng_t& g, index_type d) {
+    return same_shape(g, d);
+  };
+  auto transposed = [](rng_t& g, index_type d) {
+    operand_shapes<2> s = same_shape(g, d);
+    s.b = s.c = {s.a[1], s.a[0], 0};
+    return s;
+  };
+  auto mm = [](rng_t& g, index_type d) {
+    const index_type m = pick_dim(g, d), k = pick_dim(g, d), n = pick_dim(g, d);
+    operand_shapes<2> s;
+    s.a = {m, k, 0};
+    s.b = {k, n, 0};
+    s.c = {m, n, 0};
+    s.growth = k + 1;
+    return s;
+  };
+  auto mm_summed = [mm](rng_t& g, index_type d) {
+    operand_shapes<2> s = mm(g, d);
+    s.growth = (s.a[1] + 1) * (s.c[0] * s.c[1] + 1);  // K products per element, M N elements
+    return s;
+  };
+  auto square_mm = [](rng_t& g, index_type d) {
+    const index_type n = pick_dim(g, d);
+    operand_shapes<2> s;
+    s.a = s.b = s.c = {n, n, 0};
+    s.growth = n + 1;
+    return s;
+  };
+  auto tiled = [](int R, int C) {
+    return [R, C](rng_t& g, index_type d) {
+      const index_type m = pick_multiple(g, R, d), n = pick_multiple(g, C, d);
+      operand_shapes<2> s;
+      s.a = s.b = {m, n, 0};
+      s.c = {m / R, n / C, 0};
+      s.growth = R * C;
+      return s;
+    };
+  };
+  auto tiled_t = [](int R, int C) {  // operand transposed before the tile reduction
+    return [R, C](rng_t& g, index_type d) {
+      const index_type m = pick_multiple(g, R, d), n = pick_multiple(g, C, d);
+      operand_shapes<2> s;
+      s.a = s.b = {n, m, 0};
+      s.c = {m / R, n / C, 0};
+      s.growth = R * C;
+      return s;
+    };
+  };
+  auto summed = [](rng_t& g, index_type d) {
+    operand_shapes<2> s = same_shape(g, d);
+    s.growth = s.a[0] * s.a[1] + 1;
+    return s;
+  };
+  auto r1 = [](rng_t& g, index_type d) {
+    operand_shapes<1> s;
+    s.a = s.b = s.c = {pick_dim(g, d * d), 0, 0};
+    return s;
+  };
+  auto r3 = [](rng_t& g, index_type d) {
+    operand_shapes<3> s;
+    const index_type q = std::max<index_type>(2, d / 4);
+    s.a = s.b = s.c = {pick_dim(g, q), pick_dim(g, q), pick_dim(g, q)};
+    return s;
+  };
+  return std::make_tuple(
+      make_pattern<2>("a + b", same, [](auto a, auto b, auto, auto) { return a + b; }),
+      make_pattern<2>("a * s - b", same, [](auto a, auto b, auto, auto s) { return a * s - b; }),
+      make_pattern<2>("(a - b) * (a + c)", same,
+                      [](auto a, auto b, auto c, auto) { return (a - b) * (a + c); }),
+      make_pattern<2>("min(a, b) + max(b, c)", same,
+                      [](auto a, auto b, auto c, auto) { return min(a, b) + max(b, c); }),
+      make_pattern<2>("where(a > b, a, c)", same,
+                      [](auto a, auto b, auto c, auto) { return where(a > b, a, c); }),
+      make_pattern<2>("relu(a - s) + square(b)", same,
+                      [](auto a, auto b, auto, auto s) { return relu(a - s) + square(b); }),
+      make_pattern<2>("abs(a) * s + c", same,
+                      [](auto a, auto, auto c, auto s) { return abs(a) * s + c; }),
+      make_pattern<2, floating_only>(
+          "exp(a) / (abs(b) + 1)", same,
+          [](auto a, auto b, auto, auto s) { return exp(a) / (abs(b) + decltype(s)(1)); }),
+      make_pattern<2, floating_only>(
+          "sqrt(abs(a)) + tanh(b)", same,
+          [](auto a, auto b, auto, auto) { return sqrt(abs(a)) + tanh(b); }),
+      make_pattern<2, floating_only>(
+          "pow(abs(a) + 1, b)", same,
+          [](auto a, auto b, auto, auto s) { return pow(abs(a) + decltype(s)(1), b); }),
+      make_pattern<2>("transpose(a)", transposed,
+                      [](auto a, auto, auto, auto s) { return transpose(a) + decltype(s)(0); }),
+      make_pattern<2>("transpose(a) * s + b", transposed,
+                      [](auto a, auto b, auto, auto s) { return transpose(a) * s + b; }),
+      make_pattern<2>(
+          "transpose(a) - transpose(a) * s + c", transposed,
+          [](auto a, auto, auto c, auto s) { return transpose(a) - transpose(a) * s + c; }),
+      make_pattern<2>("transpose(transpose(b) + a) + c", transposed,
+                      [](auto a, auto b, auto c, auto) { return transpose(transpose(b) + a) + c; }),
+      make_pattern<2>("six transposes", transposed,
+                      [](auto a, auto b, auto, auto s) {
+                        return transpose(a) + transpose(a) - transpose(a) + transpose(a) * s -
+                               transpose(a) + transpose(a) + b;
+                      }),
+      make_pattern<2>("matmul(a, b)", mm,
+                      [](auto a, auto b, auto, auto s) { return matmul(a, b) + decltype(s)(0); }),
+      make_pattern<2>("relu(matmul(a, b) * s + c)", mm,
+                      [](auto a, auto b, auto c, auto s) { return relu(matmul(a, b) * s + c); }),
+      make_pattern<2>("matmul(a + s, b) - c", mm,
+                      [](auto a, auto b, auto c, auto s) { return matmul(a + s, b) - c; }),
+      make_pattern<2>("matmul(a, b) + matmul(a, b) * s", mm,
+                      [](auto a, auto b, auto, auto s) { return matmul(a, b) + matmul(a, b) * s; }),
+      make_pattern<2>("matmul(a, transpose(b)) + c", square_mm,
+                      [](auto a, auto b, auto c, auto) { return matmul(a, transpose(b)) + c; }),
+      make_pattern<2>(
+          "transpose(matmul(a, b)) + transpose(c)", square_mm,
+          [](auto a, auto b, auto c, auto) { return transpose(matmul(a, b)) + transpose(c); }),
+      make_pattern<2>("(matmul(a, b) + c).tile<8,8>", mm,
+                      [](auto a, auto b, auto c, auto) {
+                        if constexpr (requires { (matmul(a, b) + c).template tile<8, 8>(); })
+                          return (matmul(a, b) + c).template tile<8, 8>();
+                        else
+                          return matmul(a, b) + c;
+                      }),
+      make_pattern<2, rank2_only>(
+          "tile_mean<2,2>(a)", tiled(2, 2),
+          [](auto a, auto, auto, auto s) { return tile_mean<2, 2>(a) + decltype(s)(0); }),
+      make_pattern<2, rank2_only>(
+          "tile_mean<4,4>(a * s + b) - c", tiled(4, 4),
+          [](auto a, auto b, auto c, auto s) { return tile_mean<4, 4>(a * s + b) - c; }),
+      make_pattern<2, rank2_only>("tile_reduce<2,3>(a, max) + c", tiled(2, 3),
+                                  [](auto a, auto, auto c, auto) {
+                                    if constexpr (is_ref<decltype(a)>)
+                                      return tile_reduce<2, 3>(a, max_op{}) + c;
+                                    else
+                                      return tile_reduce<2, 3>(a, op_max{}) + c;
+                                  }),
+      make_pattern<2, rank2_only>(
+          "tile_mean<3,5>(transpose(a))", tiled_t(3, 5),
+          [](auto a, auto, auto c, auto) { return tile_mean<3, 5>(transpose(a)) + c; }),
+      make_pattern<2, rank2_only>(
+          "tile_mean<16,16>(a) * s", tiled(16, 16),
+          [](auto a, auto, auto, auto s) { return tile_mean<16, 16>(a) * s; }),
+      make_pattern<2, scalar_result>("sum(a * b)", summed,
+                                     [](auto a, auto b, auto, auto) { return sum(a * b); }),
+      make_pattern<2, scalar_result>("max_value(a - b)", same,
+                                     [](auto a, auto b, auto, auto) {
+                                       if constexpr (is_ref<decltype(a)>)
+                                         return a.v.size() ? max_value(a - b) : 0.0;
+                                       else
+                                         return a.extent.size() ? max_value(a - b)
+                                                                : decltype(max_value(a - b))(0);
+                                     }),
+      make_pattern<2, scalar_result>("sum(matmul(a, b))", mm_summed,
+                                     [](auto a, auto b, auto, auto) { return sum(matmul(a, b)); }),
+      make_pattern<1>("rank 1: where(a < b, a * s, b - c)", r1,
+                      [](auto a, auto b, auto c, auto s) { return where(a < b, a * s, b - c); }),
+      make_pattern<3>("rank 3: relu(a * b - c) + s", r3,
+                      [](auto a, auto b, auto c, auto s) { return relu(a * b - c) + s; }));
+}
+using catalogue_t = decltype(catalogue());
+inline constexpr int pattern_count = std::tuple_size_v<catalogue_t>;
+
+// --- one case ------------------------------------------------------------------------------------
+
+enum class mode { existing, eval, construct, empty_array, alias_output, overlapping_views, count };
+inline const char* to_string(mode m) {
+  switch (m) {
+    case mode::existing:
+      return "existing array";
+    case mode::eval:
+      return "eval";
+    case mode::construct:
+      return "constructor";
+    case mode::empty_array:
+      return "default-constructed array";
+    case mode::alias_output:
+      return "output aliases operand a";
+    case mode::overlapping_views:
+      return "overlapping sections of one buffer";
+    case mode::count:
+      break;
+  }
+  return "?";
+}
+enum class elem { f32, f64, i32, count };
+inline const char* to_string(elem e) {
+  return e == elem::f32 ? "float" : e == elem::f64 ? "double" : "int";
+}
+
+struct case_desc {
+  int pattern = 0;
+  elem type = elem::f32;
+  mode how = mode::existing;
+  index_type max_dim = 64;
+  std::uint64_t data_seed = 0;
+  bool b_is_section = false;
+};
+
+struct outcome {
+  bool ok = true;
+  bool skipped = false;
+  std::string what;
+  std::string shape;
+};
+
+template <int N>
+tessera::extent<N> ext_of(const std::array<index_type, 3>& d) {
+  tessera::extent<N> e;
+  for (int k = 0; k < N; ++k) e[k] = d[std::size_t(k)];
+  return e;
+}
+template <int N>
+std::string shape_text(const operand_shapes<N>& s) {
+  auto one = [](const std::array<index_type, 3>& d) {
+    std::string t = "(";
+    for (int k = 0; k < N; ++k) t += (k ? "," : "") + std::to_string(d[std::size_t(k)]);
+    return t + ")";
+  };
+  return "a" + one(s.a) + " b" + one(s.b) + " c" + one(s.c);
+}
+
+template <class T>
+std::vector<T> random_values(std::size_t n, rng_t& g) {
+  std::vector<T> v(n);
+  if constexpr (std::is_integral_v<T>) {
+    std::uniform_int_distribution<int> d(-9, 9);
+    for (auto& x : v) x = T(d(g));
+  } else {
+    std::uniform_real_distribution<double> d(-1.0, 1.0);
+    for (auto& x : v) x = T(d(g));
+  }
+  return v;
+}
+
+/// The reference operand of rank N: rank 2 as a row-major matrix; ranks 1 and 3 (elementwise
+/// patterns only) as one row.
+template <int N, class T>
+ref2 to_ref(const std::vector<T>& v, const std::array<index_type, 3>& d) {
+  if constexpr (N == 2) {
+    ref2 r(d[0], d[1]);
+    for (std::size_t k = 0; k < v.size(); ++k) r.data()[k] = double(v[k]);
+    return r;
+  } else {
+    ref2 r(1, Eigen::Index(v.size()));
+    for (std::size_t k = 0; k < v.size(); ++k) r.data()[k] = double(v[k]);
+    return r;
+  }
+}
+
+template <class T>
+double unit_roundoff() {
+  if constexpr (std::is_integral_v<T>)
+    return 0.0;
+  else
+    return std::numeric_limits<T>::epsilon() / 2;
+}
+
+/// Compares a Tessera result (row-major values) with the reference.
+template <class T>
+outcome compare(const std::vector<T>& got, const ref2& want, index_type growth) {
+  outcome o;
+  if (std::size_t(want.size()) != got.size()) {
+    o.ok = false;
+    o.what = "result has " + std::to_string(got.size()) + " elements, reference " +
+             std::to_string(want.size());
+    return o;
+  }
+  const double scale = want.size() ? want.abs().maxCoeff() : 0.0;
+  const double tol = 64 * unit_roundoff<T>() * double(growth + 1) * (1 + scale);
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    const double g = double(got[k]), w = want.data()[k];
+    const bool same = (std::isnan(g) && std::isnan(w)) || std::abs(g - w) <= tol;
+    if (!same) {
+      o.ok = false;
+      o.what = "element " + std::to_string(k) + ": tessera " + std::to_string(g) + ", reference " +
+               std::to_string(w) + " (tolerance " + std::to_string(tol) + ")";
+      return o;
+    }
+  }
+  return o;
+}
+
+/// Runs pattern P on element type T as described; shapes from `rng`.
+template <class P, class T>
+outcome run_typed(const P& p, const case_desc& cd, rng_t& shape_rng) {
+  constexpr int N = P::rank;
+  operand_shapes<N> sh = p.shapes(shape_rng, cd.max_dim);
+  outcome o;
+  o.shape = shape_text(sh);
+  rng_t g(cd.data_seed);
+  auto size_of = [](const std::array<index_type, 3>& d) {
+    index_type s = 1;
+    for (int k = 0; k < N; ++k) s *= d[std::size_t(k)];
+    return std::size_t(s);
+  };
+  auto va = random_values<T>(size_of(sh.a), g);
+  auto vb = random_values<T>(size_of(sh.b), g);
+  auto vc = random_values<T>(size_of(sh.c), g);
+  const T s = std::is_integral_v<T> ? T(3) : T(0.75);
+  integer_mode() = std::is_integral_v<T>;
+
+  // Reference.
+  const rv ra{to_ref<N>(va, sh.a)}, rb{to_ref<N>(vb, sh.b)}, rc{to_ref<N>(vc, sh.c)};
+  // Operands (one expression type per pattern and element type): a is an array_view over an
+  // array (or, for overlapping assignments, over a section of a buffer the output also lies
+  // in), b an array_view over caller memory (optionally a strided section of a larger
+  // buffer), c an array.
+  tessera::array<T, N> A(ext_of<N>(sh.a), va.begin(), va.end());
+  std::vector<T> overlap_buf;
+  tessera::array_view<T, N> Aw(A);
+  if constexpr (N == 2) {
+    if (cd.how == mode::overlapping_views && sh.a[0] > 0) {
+      // A buffer of rows + 1 rows: a is rows 0..m-1, the output rows 1..m.
+      overlap_buf.assign(std::size_t((sh.a[0] + 1) * sh.a[1]), T(0));
+      for (std::size_t k = 0; k < va.size(); ++k) overlap_buf[k] = va[k];
+      tessera::array_view<T, 2> whole(tessera::extent<2>(sh.a[0] + 1, sh.a[1]), overlap_buf.data());
+      Aw = whole.section(tessera::index<2>(0, 0), ext_of<2>(sh.a));
+    }
+  }
+  const tessera::array_view<const T, N> Av = Aw;
+  std::vector<T> b_store;
+  tessera::array_view<const T, N> B;
+  bool section = false;
+  if constexpr (N == 2) {
+    if (cd.b_is_section) {
+      section = true;
+      const index_type pad = 3;
+      b_store.assign(std::size_t((sh.b[0] + 1) * (sh.b[1] + pad)), T(99));
+      for (index_type i = 0; i < sh.b[0]; ++i)
+        for (index_type j = 0; j < sh.b[1]; ++j)
+          b_store[std::size_t((i + 1) * (sh.b[1] + pad) + j + 1)] =
+              vb[std::size_t(i * sh.b[1] + j)];
+      tessera::array_view<const T, N> whole(ext_of<N>({sh.b[0] + 1, sh.b[1] + pad, 0}),
+                                            b_store.data());
+      tessera::index<N> origin;
+      origin[0] = 1;
+      origin[1] = 1;
+      B = whole.section(origin, ext_of<N>(sh.b));
+    }
+  }
+  if (!section) {
+    b_store = vb;
+    B = tessera::array_view<const T, N>(ext_of<N>(sh.b), b_store.data());
+  }
+  const tessera::array<T, N> C(ext_of<N>(sh.c), vc.begin(), vc.end());
+
+  if constexpr ((P::flags & scalar_result) != 0) {
+    const auto got = p.f(Av, B, C, s);
+    ref2 want(1, 1);
+    want(0, 0) = double(p.f(ra, rb, rc, double(s)));  // a scalar
+    outcome r = compare<T>(std::vector<T>{T(got)}, want, sh.growth);
+    r.shape = o.shape;
+    return r;
+  } else {
+    const auto e = p.f(Av, B, C, s);
+    using E = std::remove_cvref_t<decltype(e)>;
+    using V = typename E::value_type;
+    const ref2 want = p.f(ra, rb, rc, double(s)).v;
+    std::vector<V> got;
+    switch (cd.how) {
+      case mode::existing: {
+        tessera::array<V, N> D(e.get_extent());
+        D = e;
+        got = D.to_vector();
+        break;
+      }
+      case mode::eval:
+        got = tessera::eval(e).to_vector();
+        break;
+      case mode::construct: {
+        tessera::array<V, N> D = e;
+        got = D.to_vector();
+        break;
+      }
+      case mode::empty_array: {
+        tessera::array<V, N> D;
+        D = e;
+        got = D.to_vector();
+        break;
+      }
+      case mode::alias_output: {
+        // A = f(A, ...): only when the output has a's extent and type.
+        if constexpr (std::is_same_v<V, T>) {
+          if (e.get_extent() == A.extent) {
+            A = e;
+            got = A.to_vector();
+            break;
+          }
+        }
+        o.skipped = true;
+        return o;
+      }
+      case mode::overlapping_views: {
+        // The output section starts one row below a's: they overlap unless a has one row.
+        if constexpr (N == 2 && std::is_same_v<V, T>) {
+          const auto x = e.get_extent();
+          if (!overlap_buf.empty() && x == A.extent) {
+            tessera::array_view<T, 2> whole(tessera::extent<2>(x[0] + 1, x[1]), overlap_buf.data());
+            auto out = whole.section(tessera::index<2>(1, 0), x);
+            tessera::assign(out, e);
+            out.synchronize();
+            got = out.to_vector();
+            break;
+          }
+        }
+        o.skipped = true;
+        return o;
+      }
+      case mode::count:
+        break;
+    }
+    outcome r = compare<V>(got, want, sh.growth);
+    r.shape = o.shape;
+    return r;
+  }
+  return o;
+}
+
+template <class P>
+outcome run_pattern(const P& p, const case_desc& cd, rng_t& shape_rng) {
+  try {
+    if (cd.type == elem::f32) return run_typed<P, float>(p, cd, shape_rng);
+    if (cd.type == elem::f64 || (P::flags & floating_only))
+      return run_typed<P, double>(p, cd, shape_rng);
+    if constexpr ((P::flags & floating_only) == 0) return run_typed<P, int>(p, cd, shape_rng);
+  } catch (const std::exception& ex) {
+    outcome o;
+    o.ok = false;
+    o.what = std::string("unexpected exception: ") + ex.what();
+    return o;
+  }
+  return {};
+}
+
+/// Calls f(pattern) for pattern number `id` of the catalogue.
+template <class F, std::size_t... I>
+void with_pattern(const catalogue_t& cat, int id, F&& f, std::index_sequence<I...>) {
+  ((I == std::size_t(id) ? (f(std::get<I>(cat)), 0) : 0), ...);
+}
+template <class F>
+void with_pattern(const catalogue_t& cat, int id, F&& f) {
+  with_pattern(cat, id, f, std::make_index_sequence<pattern_count>{});
+}
+
+/// Case `k` of `seed`: pattern, type, mode, operands; independent of every other case.
+inline case_desc describe_case(std::uint64_t seed, std::uint64_t k, index_type max_dim) {
+  rng_t g(seed * 0x9E3779B97F4A7C15ull + k * 0xBF58476D1CE4E5B9ull + 1);
+  case_desc cd;
+  cd.pattern = std::uniform_int_distribution<int>(0, pattern_count - 1)(g);
+  cd.type = elem(std::uniform_int_distribution<int>(0, int(elem::count) - 1)(g));
+  cd.how = mode(std::uniform_int_distribution<int>(0, int(mode::count) - 1)(g));
+  cd.b_is_section = std::uniform_int_distribution<int>(0, 3)(g) == 0;
+  // Mostly small shapes (fast, edge-heavy), sometimes larger ones (several tiles, blocks).
+  cd.max_dim = std::uniform_int_distribution<int>(0, 7)(g) == 0 ? 3 * max_dim : max_dim;
+  cd.data_seed = g();
+  return cd;
+}
+
+inline std::string pattern_name(const catalogue_t& cat, int id) {
+  std::string n;
+  with_pattern(cat, id, [&](const auto& p) { n = p.name; });
+  return n;
+}
+
+/// Runs case `cd`; shapes drawn from `shape_seed` with its max_dim.
+inline outcome run_case(const catalogue_t& cat, const case_desc& cd, std::uint64_t shape_seed) {
+  outcome o;
+  rng_t g(shape_seed);
+  with_pattern(cat, cd.pattern, [&](const auto& p) { o = run_pattern(p, cd, g); });
+  return o;
+}
+
+}  // namespace fuzz
+
+int main(int argc, char** argv) {
+  tessera::scope_guard guard(argc, argv);
+  CLI::App app{"tessera-fuzz: differential fuzzing of Tessera's Tier 1 against Eigen"};
+  std::uint64_t cases = 1000, seed = 1, first = 0;
+  fuzz::index_type max_dim = 48;
+  bool verbose = false;
+  app.add_option("--cases", cases, "number of cases");
+  app.add_option("--seed", seed, "seed of the run");
+  app.add_option("--first", first, "index of the first case (replay: --first K --cases 1)");
+  app.add_option("--max-dim", max_dim, "usual largest extent (1/8 of the cases go to 3x)")
+      ->check(CLI::Range(1, 4096));
+  app.add_flag("--verbose", verbose, "print every case");
+  app.allow_extras();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  const auto cat = fuzz::catalogue();
+  std::uint64_t passed = 0, failed = 0, skipped = 0, exceptions = 0;
+  for (std::uint64_t k = first; k < first + cases; ++k) {
+    const fuzz::case_desc cd = fuzz::describe_case(seed, k, max_dim);
+    const std::uint64_t shape_seed = cd.data_seed ^ 0x5851F42D4C957F2Dull;
+    const fuzz::outcome o = fuzz::run_case(cat, cd, shape_seed);
+    const std::string what = fuzz::pattern_name(cat, cd.pattern) + " [" + to_string(cd.type) +
+                             ", " + to_string(cd.how) + (cd.b_is_section ? ", b a section" : "") +
+                             "]";
+    if (verbose)
+      std::printf("case %llu: %s %s: %s\n", (unsigned long long)k, what.c_str(), o.shape.c_str(),
+                  o.skipped ? "skipped"
+                  : o.ok    ? "ok"
+                            : "FAIL");
+    if (o.skipped) {
+      ++skipped;
+    } else if (o.ok) {
+      ++passed;
+    } else {
+      ++failed;
+      exceptions += o.what.rfind("unexpected exception", 0) == 0;
+      std::printf(
+          "FAIL case %llu: %s %s\n  %s\n  replay: tessera-fuzz --seed %llu --first %llu "
+          "--cases 1 --max-dim %lld\n",
+          (unsigned long long)k, what.c_str(), o.shape.c_str(), o.what.c_str(),
+          (unsigned long long)seed, (unsigned long long)k, (long long)max_dim);
+      // Shrink: the same case with ever smaller shapes, while it still fails.
+      fuzz::case_desc small = cd;
+      fuzz::outcome last = o;
+      for (fuzz::index_type d = cd.max_dim / 2; d >= 1; d /= 2) {
+        bool found = false;
+        for (std::uint64_t t = 0; t < 8 && !found; ++t) {
+          small.max_dim = d;
+          const fuzz::outcome r = fuzz::run_case(cat, small, shape_seed + t);
+          if (!r.ok && !r.skipped) {
+            last = r;
+            found = true;
+          }
+        }
+        if (!found) break;
+      }
+      std::printf("  shrunk: %s %s\n  %s\n", what.c_str(), last.shape.c_str(), last.what.c_str());
+    }
+  }
+  std::printf(
+      "tessera-fuzz: seed %llu, cases %llu..%llu on %s: %llu passed, %llu mismatches "
+      "(%llu unexpected exceptions), %llu skipped (mode not applicable)\n",
+      (unsigned long long)seed, (unsigned long long)first, (unsigned long long)(first + cases - 1),
+      tessera::backend_name().c_str(), (unsigned long long)passed,
+      (unsigned long long)(failed - exceptions), (unsigned long long)exceptions,
+      (unsigned long long)skipped);
+  return failed ? 1 : 0;
+}

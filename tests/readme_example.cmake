@@ -1,0 +1,16 @@
+# Fails unless README.md's first C++ block is exactly examples/00_readme/main.cpp (so the code a
+# reader copies is the code every backend's build compiles).
+file(READ ${README} readme)
+string(FIND "${readme}" "```cpp\n" start)
+if(start EQUAL -1)
+  message(FATAL_ERROR "README.md has no ```cpp block")
+endif()
+math(EXPR start "${start} + 7")
+string(SUBSTRING "${readme}" ${start} -1 rest)
+string(FIND "${rest}" "```" stop)
+string(SUBSTRING "${rest}" 0 ${stop} block)
+file(READ ${EXAMPLE} example)
+if(NOT block STREQUAL example)
+  message(FATAL_ERROR "README.md's first C++ block differs from ${EXAMPLE}")
+endif()
+message(STATUS "README example: identical to ${EXAMPLE}")
