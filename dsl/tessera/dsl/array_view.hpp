@@ -429,10 +429,15 @@ class array_view {
     if (st_ && st_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete st_;
 #endif
   }
-  array_view<T, N - 1> project(index_type i) const requires(N >= 2) {
+  /// Projection on the first index; called by `v[i]` in host code and in kernels.
+  TESSERA_INLINE array_view<T, N - 1> project(index_type i) const requires(N >= 2) {
+#ifndef TESSERA_DEVICE_PASS
     if (i < 0 || i >= extent[0])
       throw shape_error("tessera::array_view: projection index " + std::to_string(i) +
                         " outside extent " + to_string(extent));
+#else
+    if (i < 0 || i >= extent[0]) Kokkos::abort("tessera::array_view: projection index outside extent");
+#endif
     array_view<T, N - 1> r;
     for (int d = 1; d < N; ++d) {
       r.extent[d - 1] = extent[d];
