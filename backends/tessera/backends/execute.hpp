@@ -88,21 +88,33 @@ void run_kernel(const Space& exec, const E& e, int id, const kernel_spec& ks,
                 const codegen::kernel_plan& kp, const build_ctx& b,
                 const tessera::impl::strided_ref<OT, N>& out, const extent<N>& ext) {
   using B = backend<Space>;
+  // Only the family fusion can choose for E is instantiated (the frontier of E decides it, as
+  // in passes/fusion.hpp): every other case is a plan this kernel was not built for.
+  constexpr bool mm = codegen::frontier_has<E, node_kind::matmul>();
+  constexpr bool tr = !mm && codegen::frontier_has<E, node_kind::tile_reduce>();
+  constexpr bool st = !mm && !tr && codegen::frontier_has<E, node_kind::transpose>();
+  constexpr bool ew = !mm && !tr && !st;
+  bool ran = false;
   switch (kp.family) {
     case codegen::kernel_family::tile_kernel:
     case codegen::kernel_family::copy:
       break;
     case codegen::kernel_family::elementwise:
-      B::template elementwise<S>(exec, kp, eval::make_eval(e, id, b), out, ext);
+      if constexpr (ew) {
+        B::template elementwise<S>(exec, kp, eval::make_eval(e, id, b), out, ext);
+        ran = true;
+      }
       break;
     case codegen::kernel_family::staged_transpose:
-      if constexpr (N == 2)
+      if constexpr (N == 2 && st) {
         B::template staged_transpose<S>(exec, kp, eval::make_eval(e, id, b), out, ext,
                                         is_plain_transpose<E, OT>::value);
+        ran = true;
+      }
       break;
     case codegen::kernel_family::matmul:
-      if constexpr (N == 2)
-        eval::with_node(e, id, ks.core, [&](const auto& core, int cid) {
+      if constexpr (N == 2 && mm)
+        ran = eval::with_node(e, id, ks.core, [&](const auto& core, int cid) {
           using Core = std::remove_cvref_t<decltype(core)>;
           if constexpr (is_matmul<Core>::value) {
             const auto A = matmul_operand(core.a, eval::child_id<0, Core>(cid), b);
@@ -112,8 +124,8 @@ void run_kernel(const Space& exec, const E& e, int id, const kernel_spec& ks,
         });
       break;
     case codegen::kernel_family::tile_reduce:
-      if constexpr (N == 2)
-        eval::with_node(e, id, ks.core, [&](const auto& core, int cid) {
+      if constexpr (N == 2 && tr)
+        ran = eval::with_node(e, id, ks.core, [&](const auto& core, int cid) {
           using Core = std::remove_cvref_t<decltype(core)>;
           if constexpr (is_tile_reduce<Core>::value)
             B::template tile_reduce<S>(exec, kp, core,
@@ -122,6 +134,31 @@ void run_kernel(const Space& exec, const E& e, int id, const kernel_spec& ks,
         });
       break;
   }
+  if (!ran)
+    throw error("tessera: internal error: kernel '" + kp.name + "' planned as " +
+                codegen::to_string(kp.family) + ", a family its expression cannot lower to");
+}
+
+/// Calls f(node, id) for the node with pre-order id `target` under `e`, instantiating f only
+/// for node types a plan can compute into a temporary: matmul, transpose and tile_reduce nodes,
+/// and any operand of a matmul.
+template <bool ParentIsMatmul = false, class E, class F>
+bool with_temporary_node(const E& e, int id, int target, F&& f) {
+  if (id == target) {
+    if constexpr (!is_elementwise(E::kind) || ParentIsMatmul) {
+      f(e, id);
+      return true;
+    } else {
+      return false;
+    }
+  }
+  bool found = false;
+  eval::for_each_child_id(e, id, [&](const auto& c, int cid) {
+    using C = std::remove_cvref_t<decltype(c)>;
+    if (!found && target >= cid && target < cid + codegen::node_count<C>())
+      found = with_temporary_node<E::kind == node_kind::matmul>(c, cid, target, f);
+  });
+  return found;
 }
 
 /// The temporaries and staged slots of one evaluation, sized by the expression type.
@@ -175,7 +212,7 @@ void execute(const Space& exec, const codegen::lowered& low, const E& e,
     for (int n : ks.staged) ws.slot[n] = s++;
     const build_ctx b{low.fusion.role.data(), ks.root, ks.root_role, ws.temps.data(), ws.slot};
     if (ks.writes_temporary) {
-      eval::with_node(e, 0, ks.root, [&](const auto& node, int nid) {
+      const bool found = with_temporary_node(e, 0, ks.root, [&](const auto& node, int nid) {
         using Node = std::remove_cvref_t<decltype(node)>;
         if constexpr (Node::rank == 2) {
           const auto x = node.get_extent();
@@ -183,6 +220,9 @@ void execute(const Space& exec, const codegen::lowered& low, const E& e,
           run_kernel<Space, S>(exec, node, nid, ks, kp, b, r, x);
         }
       });
+      if (!found)
+        throw error("tessera: internal error: kernel '" + kp.name +
+                    "' writes a temporary of a node that cannot have one");
     } else if (low.fusion.output_aliases_input) {
       alias_tmp = Kokkos::View<T*, memory_space>(
           Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::alias_temporary"),

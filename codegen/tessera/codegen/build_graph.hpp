@@ -46,6 +46,24 @@ constexpr int nodes_before_child() {
   return children_node_count<children_t<E>>(std::make_index_sequence<std::size_t(K)>{});
 }
 
+/// True when the frontier of E (the non-elementwise nodes reached from E through elementwise
+/// nodes only; fusion.hpp) holds a node of kind K: which kernel family E's kernel can be.
+template <class E, node_kind K>
+constexpr bool frontier_has();
+template <class Tuple, node_kind K, std::size_t... I>
+constexpr bool children_frontier_has(std::index_sequence<I...>) {
+  return (false || ... || frontier_has<std::remove_cvref_t<std::tuple_element_t<I, Tuple>>, K>());
+}
+template <class E, node_kind K>
+constexpr bool frontier_has() {
+  if constexpr (!is_elementwise(E::kind)) {
+    return E::kind == K;
+  } else {
+    using C = children_t<E>;
+    return children_frontier_has<C, K>(std::make_index_sequence<std::tuple_size_v<C>>{});
+  }
+}
+
 /// Nodes of kind k in the tree of E.
 template <class E, node_kind K>
 constexpr int kind_count();
