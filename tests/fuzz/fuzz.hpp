@@ -1,3 +1,4 @@
+#pragma once
 // tessera-fuzz: a differential fuzzer of Tier 1. Each case draws an expression pattern from a
 // catalogue that covers the whole surface (elementwise chains, where, math functions, matmul
 // with epilogues and schedules, transposes, tile_reduce/tile_mean, reductions, ranks 1-3), an
@@ -17,7 +18,6 @@
 // Exit status: 0 when every case passed, 1 otherwise.
 #include <tessera/tessera.hpp>
 
-#include <CLI/CLI.hpp>
 #include <Eigen/Dense>
 
 #include <array>
@@ -660,6 +660,36 @@ void with_pattern(const catalogue_t& cat, int id, F&& f) {
   with_pattern(cat, id, f, std::make_index_sequence<pattern_count>{});
 }
 
+/// The runner of every pattern is compiled in one of `part_count` translation units
+/// (fuzz_part_K.cpp, made by CMake: pattern I in part I % part_count), so the fuzzer's build
+/// runs in parallel.
+inline constexpr int part_count = 4;
+template <int Part, std::size_t I, class F>
+void visit_if_in_part(const catalogue_t& cat, int id, F& f) {
+  if constexpr (I % part_count == std::size_t(Part))
+    if (I == std::size_t(id)) f(std::get<I>(cat));
+}
+template <int Part, class F, std::size_t... I>
+void with_pattern_in_part(const catalogue_t& cat, int id, F&& f, std::index_sequence<I...>) {
+  (visit_if_in_part<Part, I>(cat, id, f), ...);
+}
+
+/// Runs case `cd` when its pattern is in part `Part` (shapes drawn from `shape_seed` with its
+/// max_dim); explicitly instantiated in fuzz_part_<Part>.cpp.
+template <int Part>
+outcome run_case_part(const case_desc& cd, std::uint64_t shape_seed) {
+  const auto cat = catalogue();
+  outcome o;
+  rng_t g(shape_seed);
+  with_pattern_in_part<Part>(cat, cd.pattern, [&](const auto& p) { o = run_pattern(p, cd, g); },
+                             std::make_index_sequence<pattern_count>{});
+  return o;
+}
+extern template outcome run_case_part<0>(const case_desc&, std::uint64_t);
+extern template outcome run_case_part<1>(const case_desc&, std::uint64_t);
+extern template outcome run_case_part<2>(const case_desc&, std::uint64_t);
+extern template outcome run_case_part<3>(const case_desc&, std::uint64_t);
+
 /// Case `k` of `seed`: pattern, type, mode, operands; independent of every other case.
 inline case_desc describe_case(std::uint64_t seed, std::uint64_t k, index_type max_dim) {
   rng_t g(seed * 0x9E3779B97F4A7C15ull + k * 0xBF58476D1CE4E5B9ull + 1);
@@ -681,83 +711,18 @@ inline std::string pattern_name(const catalogue_t& cat, int id) {
 }
 
 /// Runs case `cd`; shapes drawn from `shape_seed` with its max_dim.
-inline outcome run_case(const catalogue_t& cat, const case_desc& cd, std::uint64_t shape_seed) {
-  outcome o;
-  rng_t g(shape_seed);
-  with_pattern(cat, cd.pattern, [&](const auto& p) { o = run_pattern(p, cd, g); });
-  return o;
+inline outcome run_case(const case_desc& cd, std::uint64_t shape_seed) {
+  static_assert(part_count == 4, "one case per part below");
+  switch (cd.pattern % part_count) {
+    case 0:
+      return run_case_part<0>(cd, shape_seed);
+    case 1:
+      return run_case_part<1>(cd, shape_seed);
+    case 2:
+      return run_case_part<2>(cd, shape_seed);
+    default:
+      return run_case_part<3>(cd, shape_seed);
+  }
 }
 
 }  // namespace fuzz
-
-int main(int argc, char** argv) {
-  tessera::scope_guard guard(argc, argv);
-  CLI::App app{"tessera-fuzz: differential fuzzing of Tessera's Tier 1 against Eigen"};
-  std::uint64_t cases = 1000, seed = 1, first = 0;
-  fuzz::index_type max_dim = 48;
-  bool verbose = false;
-  app.add_option("--cases", cases, "number of cases");
-  app.add_option("--seed", seed, "seed of the run");
-  app.add_option("--first", first, "index of the first case (replay: --first K --cases 1)");
-  app.add_option("--max-dim", max_dim, "usual largest extent (1/8 of the cases go to 3x)")
-      ->check(CLI::Range(1, 4096));
-  app.add_flag("--verbose", verbose, "print every case");
-  app.allow_extras();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
-  const auto cat = fuzz::catalogue();
-  std::uint64_t passed = 0, failed = 0, skipped = 0, exceptions = 0;
-  for (std::uint64_t k = first; k < first + cases; ++k) {
-    const fuzz::case_desc cd = fuzz::describe_case(seed, k, max_dim);
-    const std::uint64_t shape_seed = cd.data_seed ^ 0x5851F42D4C957F2Dull;
-    const fuzz::outcome o = fuzz::run_case(cat, cd, shape_seed);
-    const std::string what = fuzz::pattern_name(cat, cd.pattern) + " [" + to_string(cd.type) +
-                             ", " + to_string(cd.how) + (cd.b_is_section ? ", b a section" : "") +
-                             "]";
-    if (verbose)
-      std::printf("case %llu: %s %s: %s\n", (unsigned long long)k, what.c_str(), o.shape.c_str(),
-                  o.skipped ? "skipped"
-                  : o.ok    ? "ok"
-                            : "FAIL");
-    if (o.skipped) {
-      ++skipped;
-    } else if (o.ok) {
-      ++passed;
-    } else {
-      ++failed;
-      exceptions += o.what.rfind("unexpected exception", 0) == 0;
-      std::printf(
-          "FAIL case %llu: %s %s\n  %s\n  replay: tessera-fuzz --seed %llu --first %llu "
-          "--cases 1 --max-dim %lld\n",
-          (unsigned long long)k, what.c_str(), o.shape.c_str(), o.what.c_str(),
-          (unsigned long long)seed, (unsigned long long)k, (long long)max_dim);
-      // Shrink: the same case with ever smaller shapes, while it still fails.
-      fuzz::case_desc small = cd;
-      fuzz::outcome last = o;
-      for (fuzz::index_type d = cd.max_dim / 2; d >= 1; d /= 2) {
-        bool found = false;
-        for (std::uint64_t t = 0; t < 8 && !found; ++t) {
-          small.max_dim = d;
-          const fuzz::outcome r = fuzz::run_case(cat, small, shape_seed + t);
-          if (!r.ok && !r.skipped) {
-            last = r;
-            found = true;
-          }
-        }
-        if (!found) break;
-      }
-      std::printf("  shrunk: %s %s\n  %s\n", what.c_str(), last.shape.c_str(), last.what.c_str());
-    }
-  }
-  std::printf(
-      "tessera-fuzz: seed %llu, cases %llu..%llu on %s: %llu passed, %llu mismatches "
-      "(%llu unexpected exceptions), %llu skipped (mode not applicable)\n",
-      (unsigned long long)seed, (unsigned long long)first, (unsigned long long)(first + cases - 1),
-      tessera::backend_name().c_str(), (unsigned long long)passed,
-      (unsigned long long)(failed - exceptions), (unsigned long long)exceptions,
-      (unsigned long long)skipped);
-  return failed ? 1 : 0;
-}
