@@ -681,8 +681,9 @@ outcome run_case_part(const case_desc& cd, std::uint64_t shape_seed) {
   const auto cat = catalogue();
   outcome o;
   rng_t g(shape_seed);
-  with_pattern_in_part<Part>(cat, cd.pattern, [&](const auto& p) { o = run_pattern(p, cd, g); },
-                             std::make_index_sequence<pattern_count>{});
+  with_pattern_in_part<Part>(
+      cat, cd.pattern, [&](const auto& p) { o = run_pattern(p, cd, g); },
+      std::make_index_sequence<pattern_count>{});
   return o;
 }
 extern template outcome run_case_part<0>(const case_desc&, std::uint64_t);

@@ -436,7 +436,8 @@ class array_view {
       throw shape_error("tessera::array_view: projection index " + std::to_string(i) +
                         " outside extent " + to_string(extent));
 #else
-    if (i < 0 || i >= extent[0]) Kokkos::abort("tessera::array_view: projection index outside extent");
+    if (i < 0 || i >= extent[0])
+      Kokkos::abort("tessera::array_view: projection index outside extent");
 #endif
     array_view<T, N - 1> r;
     for (int d = 1; d < N; ++d) {
