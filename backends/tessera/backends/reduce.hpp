@@ -292,12 +292,33 @@ struct lane_block<compensated_sum_rule<T>, L> {
 
 // --- the chunk fold -------------------------------------------------------------------------
 
+/// An array or array_view read by a reduction through its raw strided pointer: no per-element
+/// host hook test (which keeps the chunk fold from vectorizing).
+template <class T, int N>
+struct raw_operand {
+  static constexpr int rank = N;
+  using value_type = T;
+  tessera::impl::strided_ref<const T, N> r;
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION T operator()(I... i) const {
+    return r(i...);
+  }
+};
+template <class E>
+struct fold_value {
+  using type = readable_value_t<E>;
+};
+template <class T, int N>
+struct fold_value<raw_operand<T, N>> {
+  using type = T;
+};
+
 /// Folds runs of the row-major order of `e` with `rule`.
 template <class E, class Rule>
 struct chunk_folder {
   static constexpr int N = E::rank;
   static constexpr int L = Rule::lanes;
-  using value_type = readable_value_t<E>;
+  using value_type = typename fold_value<E>::type;
   using acc_type = typename Rule::acc_type;
 
   E e;
@@ -528,11 +549,33 @@ extent<E::rank> checked_nonempty_extent(const char* fn, const E& e) {
   return x;
 }
 
+/// Calls f(operand): for an array or array_view without a host hook (checked mode's dry run
+/// installs one), its raw_operand, made current on the device first as Tier 1 does; else e.
+template <class E, class F>
+decltype(auto) with_fold_operand(const E& e, F&& f) {
+  if constexpr (requires {
+                  e.ref();
+                  e.has_hook();
+                }) {
+    if (!e.has_hook()) {
+      if constexpr (requires { e.sync_state(); })
+        if (auto* s = e.sync_state()) s->to_device(false);
+      using T = std::remove_const_t<typename E::value_type>;
+      const auto ref = e.ref();
+      raw_operand<T, E::rank> op;
+      op.r.p = ref.p;
+      for (int d = 0; d < E::rank; ++d) op.r.s[d] = ref.s[d];
+      return f(op);
+    }
+  }
+  return f(e);
+}
+
 /// Folds every element of e (size n > 0) with rule, through parallel_reduce on exec (which
 /// returns after the reduction: the result is a host value).
 template <class Space, class E, class Rule>
-typename Rule::acc_type fold_all(const Space& exec, const char* label, const E& e,
-                                 const extent<E::rank>& x, const Rule& rule) {
+typename Rule::acc_type fold_all_direct(const Space& exec, const char* label, const E& e,
+                                        const extent<E::rank>& x, const Rule& rule) {
   using folder = chunk_folder<E, Rule>;
   constexpr index_type chunk = chunk_elements<Space>;
   const index_type n = x.size();
@@ -551,8 +594,8 @@ typename Rule::acc_type fold_all(const Space& exec, const char* label, const E& 
 /// Folds every element of e (size n > 0) with rule into per-chunk partials, then combines the
 /// partials on the host by a fixed pairwise tree: (p0+p1)+(p2+p3), ... Bitwise reproducible.
 template <class Space, class E, class Rule>
-typename Rule::acc_type fold_all(const Space& exec, reproducible_t, const char* label, const E& e,
-                                 const extent<E::rank>& x, const Rule& rule) {
+typename Rule::acc_type fold_all_direct(const Space& exec, reproducible_t, const char* label,
+                                        const E& e, const extent<E::rank>& x, const Rule& rule) {
   using folder = chunk_folder<E, Rule>;
   using acc = typename Rule::acc_type;
   const index_type n = x.size();
@@ -572,6 +615,20 @@ typename Rule::acc_type fold_all(const Space& exec, reproducible_t, const char* 
   for (index_type w = 1; w < chunks; w *= 2)
     for (index_type i = 0; i + w < chunks; i += 2 * w) rule.merge(p(i), p(i + w));
   return p(0);
+}
+
+/// fold_all_direct on e, or on its raw_operand (with_fold_operand).
+template <class Space, class E, class Rule>
+typename Rule::acc_type fold_all(const Space& exec, const char* label, const E& e,
+                                 const extent<E::rank>& x, const Rule& rule) {
+  return with_fold_operand(
+      e, [&](const auto& op) { return fold_all_direct(exec, label, op, x, rule); });
+}
+template <class Space, class E, class Rule>
+typename Rule::acc_type fold_all(const Space& exec, reproducible_t, const char* label, const E& e,
+                                 const extent<E::rank>& x, const Rule& rule) {
+  return with_fold_operand(
+      e, [&](const auto& op) { return fold_all_direct(exec, reproducible, label, op, x, rule); });
 }
 
 template <class T>
