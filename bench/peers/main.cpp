@@ -1,0 +1,637 @@
+// tessera-peers: Tessera's Tier 1 kernels against the strongest peers on this CPU, in one run,
+// with the machine's limits measured alongside:
+//   matmul            Tessera | Eigen | OpenBLAS sgemm                       | FMA peak
+//   fused epilogue    Tessera relu(A B a + b C) | OpenBLAS sgemm + an epilogue loop
+//   transpose         Tessera | Eigen | OpenBLAS somatcopy | Halide          | memcpy bandwidth
+//   tile_mean SxS     Tessera | Eigen | Halide                               | read bandwidth
+//   2A + 3B - C       Tessera | Eigen | a vectorized C loop                  | memcpy bandwidth
+//   sum               Tessera | Eigen | OpenBLAS sasum (non-negative data)   | read bandwidth
+// Every contender's result is checked against Eigen's (or an exact reference) before its time
+// counts. Contenders take turns run by run (best of --reps each), in one process with
+// --threads 1 (default); with --threads T > 1 each contender runs in its own child process, so
+// one library's spinning worker threads do not slow another's measurement.
+//
+//   tessera-peers [--threads T] [--reps N] [--scale F] [--only WORKLOAD]
+//
+// Tessera's thread count is its execution space's (OMP_NUM_THREADS on the openmp preset):
+// --threads sets OpenBLAS's and Halide's to match. OpenBLAS reads OPENBLAS_CORETYPE from the
+// environment; the kernel set it chose is printed.
+#include "tour/tour.hpp"
+
+#include <Halide.h>
+#include <cblas.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <map>
+#include <sstream>
+
+extern "C" {
+char* openblas_get_config(void);
+char* openblas_get_corename(void);
+void openblas_set_num_threads(int);
+}
+extern char** environ;
+
+namespace peers {
+
+using tour::best_times;
+using tour::random_matrix;
+using tour::scaled_side;
+
+struct options {
+  int threads = 1, reps = 5;
+  double scale = 1.0;
+  std::string only, contender;  // contender: run one contender only (child process mode)
+};
+
+/// One contender of a workload: a name, a run (the timed call) and a check of its result.
+struct contender {
+  std::string name;
+  std::function<void()> run;
+  std::function<double()> error;  // max |result - reference| after run()
+};
+
+/// One row: rates of every contender in `unit` (GFLOP/s or GB/s), and the machine limit.
+struct row {
+  std::string workload, size, unit, limit_name;
+  double work = 0;  // flops or bytes per run
+  double limit = 0;
+  double tolerance = 0;
+  std::map<std::string, double> rate;   // contender -> rate
+  std::map<std::string, double> error;  // contender -> max error
+};
+
+// --- machine limits ------------------------------------------------------------------------
+
+/// FMA peak of one core in GFLOP/s (f32): 12 independent chains of FMAs on Eigen's widest
+/// float packet (pmadd: one fused multiply-add instruction where the target has one).
+inline double fma_peak_gflops() {
+  using P = Eigen::internal::packet_traits<float>::type;
+  constexpr int lanes = Eigen::internal::packet_traits<float>::size;
+  constexpr int chains = 12;
+  P acc[chains];
+  for (int c = 0; c < chains; ++c) acc[c] = Eigen::internal::pset1<P>(float(c) * 1e-3f);
+  volatile float xv = 0.999999f, yv = 1e-7f;
+  const float xs = xv, ys = yv;
+  const P x = Eigen::internal::pset1<P>(xs), y = Eigen::internal::pset1<P>(ys);
+  const long iters = 20'000'000;
+  double best = 1e300;
+  for (int rep = 0; rep < 3; ++rep) {
+    Kokkos::Timer t;
+    for (long i = 0; i < iters; ++i)
+      for (int c = 0; c < chains; ++c) acc[c] = Eigen::internal::pmadd(acc[c], x, y);
+    best = std::min(best, t.seconds());
+  }
+  float sink = 0;
+  for (int c = 0; c < chains; ++c) sink += Eigen::internal::predux(acc[c]);
+  if (sink == 42.f) std::puts("");
+  return 2.0 * lanes * chains * iters / best * 1e-9;
+}
+
+/// Read bandwidth (GB/s): a sum of n floats with 8 vector accumulators, `threads` threads.
+inline double read_gbs(long n, int reps, int threads) {
+  typedef float v8 __attribute__((vector_size(32)));
+  std::vector<float> a(std::size_t(n), 1.f);
+  const auto body = [&] {
+    float total = 0;
+#pragma omp parallel for num_threads(threads) reduction(+ : total) if (threads > 1)
+    for (long chunk = 0; chunk < threads; ++chunk) {
+      const long lo = n / threads * chunk, hi = chunk == threads - 1 ? n : lo + n / threads;
+      v8 acc[8] = {};
+      long i = lo;
+      for (; i + 64 <= hi; i += 64)
+        for (int k = 0; k < 8; ++k) {
+          v8 v;
+          std::memcpy(&v, &a[std::size_t(i + 8 * k)], sizeof v);
+          acc[k] += v;
+        }
+      float s = 0;
+      for (int k = 0; k < 8; ++k)
+        for (int l = 0; l < 8; ++l) s += acc[k][l];
+      for (; i < hi; ++i) s += a[std::size_t(i)];
+      total += s;
+    }
+    if (total == -1.f) std::puts("");
+  };
+  const double t = tour::best_time(reps, body);
+  return double(n) * sizeof(float) / t * 1e-9;
+}
+
+/// memcpy bandwidth (GB/s, bytes read + written) of n floats, `threads` threads.
+inline double memcpy_gbs(long n, int reps, int threads) {
+  std::vector<float> a(std::size_t(n), 1.f), b(std::size_t(n), 0.f);
+  const double t = tour::best_time(reps, [&] {
+#pragma omp parallel for num_threads(threads) if (threads > 1)
+    for (long chunk = 0; chunk < threads; ++chunk) {
+      const long lo = n / threads * chunk, hi = chunk == threads - 1 ? n : lo + n / threads;
+      std::memcpy(&b[std::size_t(lo)], &a[std::size_t(lo)], std::size_t(hi - lo) * sizeof(float));
+    }
+  });
+  return 2.0 * double(n) * sizeof(float) / t * 1e-9;
+}
+
+// --- Halide pipelines (JIT-compiled once per shape) ------------------------------------------
+
+inline Halide::Target jit_target() {
+  return Halide::get_jit_target_from_environment();
+}
+
+/// out(x, y) = in(y, x) of an n x n row-major matrix: 16 x 16 tiles, vector loads and stores.
+struct halide_transpose {
+  Halide::Buffer<float> in, out;
+  Halide::Func f;
+  halide_transpose(float* src, float* dst, int n, int threads) : in(src, n, n), out(dst, n, n) {
+    Halide::Var x("x"), y("y"), xo, yo, xi, yi;
+    f(x, y) = in(y, x);
+    f.tile(x, y, xo, yo, xi, yi, 16, 16).vectorize(xi, 16).unroll(yi);
+    if (threads > 1) f.parallel(yo);
+    f.compile_jit(jit_target());
+  }
+  void run() { f.realize(out); }
+};
+
+/// Mean of every S x S tile of an n x n row-major matrix: the S * S terms summed in one
+/// expression, vectorized over 16 output columns (rows in parallel with threads).
+template <int S>
+struct halide_tile_mean {
+  Halide::Buffer<float> in, out;
+  Halide::Func f;
+  halide_tile_mean(float* src, float* dst, int n, int threads)
+      : in(src, n, n), out(dst, n / S, n / S) {
+    Halide::Var x("x"), y("y");
+    Halide::Expr e = 0.f;
+    for (int i = 0; i < S; ++i)
+      for (int j = 0; j < S; ++j) e += in(x * S + j, y * S + i);
+    f(x, y) = e * (1.f / (S * S));
+    if (n / S >= 16) f.vectorize(x, 16);
+    if (threads > 1) f.parallel(y);
+    f.compile_jit(jit_target());
+  }
+  void run() { f.realize(out); }
+};
+
+// --- workloads --------------------------------------------------------------------------------
+
+using eigen_matrix = tessera::eigen_matrix<float>;
+
+template <class A>
+double max_err(const A& got, const eigen_matrix& want) {
+  return want.size() ? double((got - want).cwiseAbs().maxCoeff()) : 0.0;
+}
+
+inline row matmul(const options& o, long base, std::vector<contender>& cs, std::string& name) {
+  const long n = scaled_side(base, o.scale, 16);
+  name = "matmul_" + std::to_string(base);
+  auto ma = std::make_shared<eigen_matrix>(random_matrix(n, n, 2));
+  auto mb = std::make_shared<eigen_matrix>(random_matrix(n, n, 3));
+  auto ref = std::make_shared<eigen_matrix>(n, n);
+  auto a = std::make_shared<tessera::array<float, 2>>(tessera::from_eigen(*ma));
+  auto b = std::make_shared<tessera::array<float, 2>>(tessera::from_eigen(*mb));
+  auto c = std::make_shared<tessera::array<float, 2>>(n, n);
+  auto blas = std::make_shared<eigen_matrix>(n, n);
+  *ref = *ma * *mb;
+  cs.push_back({"Tessera", [=] { *c = tessera::matmul(*a, *b); },
+                [=] {
+                  return max_err(tessera::to_eigen(*c), *ref);
+                }});
+  auto e = std::make_shared<eigen_matrix>(n, n);
+  cs.push_back({"Eigen", [=] { e->noalias() = *ma * *mb; },
+                [=] {
+                  return max_err(*e, *ref);
+                }});
+  cs.push_back({"OpenBLAS sgemm",
+                [=] {
+                  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(n), int(n), int(n),
+                              1.f, ma->data(), int(n), mb->data(), int(n), 0.f, blas->data(),
+                              int(n));
+                },
+                [=] {
+                  return max_err(*blas, *ref);
+                }});
+  row r;
+  r.size = std::to_string(n) + "^2";
+  r.unit = "GFLOP/s";
+  r.work = 2.0 * n * n * n;
+  r.limit_name = "FMA peak";
+  r.tolerance = 2e-6 * double(n);
+  return r;
+}
+
+inline row fused(const options& o, std::vector<contender>& cs, std::string& name) {
+  const long n = scaled_side(2048, o.scale, 16);
+  name = "fused_epilogue";
+  const float alpha = 0.5f, beta = 2.f;
+  auto ma = std::make_shared<eigen_matrix>(random_matrix(n, n, 2));
+  auto mb = std::make_shared<eigen_matrix>(random_matrix(n, n, 3));
+  auto mc = std::make_shared<eigen_matrix>(random_matrix(n, n, 4));
+  auto ref = std::make_shared<eigen_matrix>(n, n);
+  *ref = ((*ma * *mb) * alpha + beta * *mc).cwiseMax(0.f);
+  auto a = std::make_shared<tessera::array<float, 2>>(tessera::from_eigen(*ma));
+  auto b = std::make_shared<tessera::array<float, 2>>(tessera::from_eigen(*mb));
+  auto c = std::make_shared<tessera::array<float, 2>>(tessera::from_eigen(*mc));
+  auto d = std::make_shared<tessera::array<float, 2>>(n, n);
+  cs.push_back({"Tessera", [=] { *d = tessera::relu(tessera::matmul(*a, *b) * alpha + beta * *c); },
+                [=] {
+                  return max_err(tessera::to_eigen(*d), *ref);
+                }});
+  auto out = std::make_shared<eigen_matrix>(n, n);
+  cs.push_back({"OpenBLAS sgemm + epilogue",
+                [=] {
+                  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(n), int(n), int(n),
+                              alpha, ma->data(), int(n), mb->data(), int(n), 0.f, out->data(),
+                              int(n));
+                  float* p = out->data();
+                  const float* q = mc->data();
+                  const long m = n * n;
+#pragma omp parallel for simd num_threads(o.threads) if (o.threads > 1)
+                  for (long i = 0; i < m; ++i) {
+                    const float v = p[i] + beta * q[i];
+                    p[i] = v > 0.f ? v : 0.f;
+                  }
+                },
+                [=] {
+                  return max_err(*out, *ref);
+                }});
+  row r;
+  r.size = std::to_string(n) + "^2";
+  r.unit = "GFLOP/s";
+  r.work = 2.0 * n * n * n;
+  r.limit_name = "FMA peak";
+  r.tolerance = 2e-6 * double(n);
+  return r;
+}
+
+inline row transpose(const options& o, std::vector<contender>& cs, std::string& name) {
+  const long n = scaled_side(8192, o.scale, 16);
+  name = "transpose";
+  auto m = std::make_shared<eigen_matrix>(random_matrix(n, n, 4));
+  auto ref = std::make_shared<eigen_matrix>(m->transpose());
+  auto a = std::make_shared<tessera::array<float, 2>>(tessera::from_eigen(*m));
+  auto t = std::make_shared<tessera::array<float, 2>>(n, n);
+  cs.push_back({"Tessera", [=] { *t = tessera::transpose(*a); },
+                [=] {
+                  return max_err(tessera::to_eigen(*t), *ref);
+                }});
+  auto e = std::make_shared<eigen_matrix>(n, n);
+  cs.push_back({"Eigen", [=] { e->noalias() = m->transpose(); },
+                [=] {
+                  return max_err(*e, *ref);
+                }});
+  auto blas = std::make_shared<eigen_matrix>(n, n);
+  cs.push_back({"OpenBLAS somatcopy",
+                [=] {
+                  cblas_somatcopy(CblasRowMajor, CblasTrans, int(n), int(n), 1.f, m->data(), int(n),
+                                  blas->data(), int(n));
+                },
+                [=] {
+                  return max_err(*blas, *ref);
+                }});
+  auto hout = std::make_shared<eigen_matrix>(n, n);
+  auto h = std::make_shared<halide_transpose>(m->data(), hout->data(), int(n), o.threads);
+  cs.push_back({"Halide", [=] { h->run(); },
+                [=] {
+                  return max_err(*hout, *ref);
+                }});
+  row r;
+  r.size = std::to_string(n) + "^2";
+  r.unit = "GB/s";
+  r.work = 2.0 * n * n * sizeof(float);
+  r.limit_name = "memcpy";
+  r.tolerance = 0;
+  return r;
+}
+
+template <int S>
+row tile_mean(const options& o, std::vector<contender>& cs, std::string& name) {
+  const long n = scaled_side(8192, o.scale, 16);
+  name = "tile_mean_" + std::to_string(S) + "x" + std::to_string(S);
+  auto m = std::make_shared<eigen_matrix>(random_matrix(n, n, 1));
+  auto ref = std::make_shared<eigen_matrix>(n / S, n / S);
+  for (long i = 0; i < n / S; ++i)
+    for (long j = 0; j < n / S; ++j)
+      (*ref)(i, j) = float(m->block(S * i, S * j, S, S).cast<double>().mean());
+  auto a = std::make_shared<tessera::array<float, 2>>(tessera::from_eigen(*m));
+  auto t = std::make_shared<tessera::array<float, 2>>(n / S, n / S);
+  cs.push_back({"Tessera", [=] { *t = tessera::tile_mean<S, S>(*a); },
+                [=] {
+                  return max_err(tessera::to_eigen(*t), *ref);
+                }});
+  auto e = std::make_shared<eigen_matrix>(n / S, n / S);
+  cs.push_back({"Eigen",
+                [=] {
+                  for (long i = 0; i < n / S; ++i)
+                    for (long j = 0; j < n / S; ++j)
+                      (*e)(i, j) = m->template block<S, S>(S * i, S * j).mean();
+                },
+                [=] {
+                  return max_err(*e, *ref);
+                }});
+  auto hout = std::make_shared<eigen_matrix>(n / S, n / S);
+  auto h = std::make_shared<halide_tile_mean<S>>(m->data(), hout->data(), int(n), o.threads);
+  cs.push_back({"Halide", [=] { h->run(); },
+                [=] {
+                  return max_err(*hout, *ref);
+                }});
+  row r;
+  r.size = std::to_string(n) + "^2";
+  r.unit = "GB/s";
+  r.work = double(n) * n * sizeof(float);
+  r.limit_name = "read";
+  r.tolerance = 1e-6;
+  return r;
+}
+
+inline row elementwise(const options& o, std::vector<contender>& cs, std::string& name) {
+  const long n = std::max(1024L, static_cast<long>((1L << 24) * o.scale));
+  name = "2A+3B-C";
+  using vec = Eigen::VectorXf;
+  auto ea = std::make_shared<vec>(random_matrix(n, 1, 6));
+  auto eb = std::make_shared<vec>(random_matrix(n, 1, 7));
+  auto ec = std::make_shared<vec>(random_matrix(n, 1, 8));
+  auto ref = std::make_shared<vec>(2.f * *ea + 3.f * *eb - *ec);
+  const auto arr = [n](const vec& v) {
+    return std::make_shared<tessera::array<float, 1>>(tessera::extent<1>(n), v.data(),
+                                                      v.data() + n);
+  };
+  auto a = arr(*ea), b = arr(*eb), c = arr(*ec);
+  auto d = std::make_shared<tessera::array<float, 1>>(n);
+  const auto err = [ref](const vec& got) {
+    return double((got - *ref).cwiseAbs().maxCoeff());
+  };
+  cs.push_back({"Tessera", [=] { *d = 2.f * *a + 3.f * *b - *c; },
+                [=] {
+                  return err(tessera::to_eigen(*d));
+                }});
+  auto e = std::make_shared<vec>(n);
+  cs.push_back({"Eigen", [=] { e->noalias() = 2.f * *ea + 3.f * *eb - *ec; },
+                [=] {
+                  return err(*e);
+                }});
+  auto l = std::make_shared<vec>(n);
+  cs.push_back({"C loop",
+                [=] {
+                  const float *pa = ea->data(), *pb = eb->data(), *pc = ec->data();
+                  float* pd = l->data();
+#pragma omp parallel for simd num_threads(o.threads) if (o.threads > 1)
+                  for (long i = 0; i < n; ++i) pd[i] = 2.f * pa[i] + 3.f * pb[i] - pc[i];
+                },
+                [=] {
+                  return err(*l);
+                }});
+  row r;
+  r.size = std::to_string(n);
+  r.unit = "GB/s";
+  r.work = 4.0 * n * sizeof(float);
+  r.limit_name = "memcpy";
+  r.tolerance = 1e-6;
+  return r;
+}
+
+inline row sum(const options& o, int log2n, std::vector<contender>& cs, std::string& name) {
+  const long n = std::max(1024L, static_cast<long>(double(1L << log2n) * std::min(1.0, o.scale)));
+  name = "sum_2^" + std::to_string(log2n);
+  // Non-negative data, so that sasum (the sum of |x|) is the same sum.
+  auto v = std::make_shared<Eigen::VectorXf>(n);
+  std::mt19937 g(9);
+  std::uniform_real_distribution<float> dist(0.5f, 1.5f);
+  for (long i = 0; i < n; ++i) (*v)[i] = dist(g);
+  const double want = v->cast<double>().sum();
+  auto a =
+      std::make_shared<tessera::array<float, 1>>(tessera::extent<1>(n), v->data(), v->data() + n);
+  auto rel = [want](float x) {
+    return std::abs(double(x) - want) / want;
+  };
+  auto st = std::make_shared<float>(0.f), se = std::make_shared<float>(0.f),
+       sb = std::make_shared<float>(0.f);
+  cs.push_back({"Tessera", [=] { *st = tessera::sum(*a); },
+                [=] {
+                  return rel(*st);
+                }});
+  cs.push_back({"Eigen", [=] { *se = v->sum(); },
+                [=] {
+                  return rel(*se);
+                }});
+  cs.push_back({"OpenBLAS sasum", [=] { *sb = cblas_sasum(int(n), v->data(), 1); },
+                [=] {
+                  return rel(*sb);
+                }});
+  row r;
+  r.size = std::to_string(n);
+  r.unit = "GB/s";
+  r.work = double(n) * sizeof(float);
+  r.limit_name = "read";
+  r.tolerance = 1e-4;  // relative: float accumulation over up to 2^28 terms
+  return r;
+}
+
+using workload_fn = std::function<row(const options&, std::vector<contender>&, std::string&)>;
+inline std::vector<std::pair<std::string, workload_fn>> workloads() {
+  std::vector<std::pair<std::string, workload_fn>> w = {
+      {"matmul_1024",
+       [](auto& o, auto& c, auto& n) {
+         return matmul(o, 1024, c, n);
+       }},
+      {"matmul_2048",
+       [](auto& o, auto& c, auto& n) {
+         return matmul(o, 2048, c, n);
+       }},
+      {"matmul_4096",
+       [](auto& o, auto& c, auto& n) {
+         return matmul(o, 4096, c, n);
+       }},
+      {"fused_epilogue", fused},
+      {"transpose", transpose},
+      {"tile_mean_2x2", tile_mean<2>},
+      {"tile_mean_4x4", tile_mean<4>},
+      {"tile_mean_16x16", tile_mean<16>},
+      {"2A+3B-C", elementwise},
+  };
+  for (int l : {16, 20, 24, 28})
+    w.push_back({"sum_2^" + std::to_string(l), [l](auto& o, auto& c, auto& n) {
+                   return sum(o, l, c, n);
+                 }});
+  return w;
+}
+
+/// Times the contenders of one workload in this process (interleaved, best of reps) and
+/// checks each; returns name -> {seconds, error}.
+inline std::map<std::string, std::pair<double, double>> time_here(std::vector<contender>& cs,
+                                                                  int reps,
+                                                                  const std::string& only) {
+  std::vector<contender*> run;
+  for (auto& c : cs)
+    if (only.empty() || c.name == only) run.push_back(&c);
+  std::vector<double> best(run.size(), 1e300);
+  for (auto* c : run) c->run();  // warm-up: page faults, JIT, the matmul autotuner
+  for (int r = 0; r < reps; ++r)
+    for (std::size_t k = 0; k < run.size(); ++k)
+      best[k] = std::min(best[k], tour::time_once(run[k]->run));
+  std::map<std::string, std::pair<double, double>> out;
+  for (std::size_t k = 0; k < run.size(); ++k) out[run[k]->name] = {best[k], run[k]->error()};
+  return out;
+}
+
+/// Runs this program again as a child (`--only W --contender C`) and reads its one result line.
+inline std::pair<double, double> time_in_child(const options& o, const std::string& workload,
+                                               const std::string& who) {
+  std::vector<std::string> args = {"/proc/self/exe",
+                                   "--threads",
+                                   std::to_string(o.threads),
+                                   "--reps",
+                                   std::to_string(o.reps),
+                                   "--scale",
+                                   std::to_string(o.scale),
+                                   "--only",
+                                   workload,
+                                   "--contender",
+                                   who};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int fd[2];
+  if (pipe(fd) != 0) throw std::runtime_error("tessera-peers: pipe failed");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+  posix_spawn_file_actions_addclose(&fa, fd[0]);
+  pid_t pid;
+  if (posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), environ) != 0)
+    throw std::runtime_error("tessera-peers: cannot start a child process");
+  posix_spawn_file_actions_destroy(&fa);
+  close(fd[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t k; (k = read(fd[0], buf, sizeof buf)) > 0;) text.append(buf, std::size_t(k));
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const auto at = text.find("RESULT ");
+  if (at == std::string::npos || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error("tessera-peers: the child process for " + workload + " / " + who +
+                             " failed:\n" + text);
+  std::istringstream in(text.substr(at + 7));
+  double s = 0, e = 0;
+  in >> s >> e;
+  return {s, e};
+}
+
+inline std::string fmt(double v, const char* f = "%.1f") {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+inline int run(const options& o) {
+  const bool child = !o.contender.empty();
+  if (!child) {
+    std::printf("tessera-peers: %s, %d thread(s) (Tessera: %d), best of %d, interleaved%s\n",
+                tessera::backend_name().c_str(), o.threads,
+                Kokkos::DefaultExecutionSpace().concurrency(), o.reps,
+                o.threads > 1 ? ", one process per contender" : "");
+    const char* ct = std::getenv("OPENBLAS_CORETYPE");
+    std::printf("OpenBLAS: %s; kernels: %s; OPENBLAS_CORETYPE=%s\n", openblas_get_config(),
+                openblas_get_corename(), ct ? ct : "(unset: detected from the CPU)");
+    if (ct)
+      std::printf(
+          "  note: OPENBLAS_CORETYPE overrides OpenBLAS's CPU detection; unset it to "
+          "measure the kernels OpenBLAS picks for this CPU\n");
+    std::printf("Halide: %s, JIT target %s\n", TESSERA_HALIDE_LIBRARY_NAME,
+                jit_target().to_string().c_str());
+    std::printf("Eigen: %d.%d.%d (SIMD: %s)\n", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
+                EIGEN_MINOR_VERSION, Eigen::SimdInstructionSetsInUse());
+  }
+  openblas_set_num_threads(o.threads);
+  if (o.threads > 1) setenv("HL_NUM_THREADS", std::to_string(o.threads).c_str(), 1);
+
+  double peak = 0, rd = 0, mc = 0;
+  if (!child) {
+    peak = fma_peak_gflops() * o.threads;
+    const long bw_n = std::max(1L << 20, static_cast<long>((1L << 26) * o.scale));
+    rd = read_gbs(bw_n, o.reps, o.threads);
+    mc = memcpy_gbs(bw_n, o.reps, o.threads);
+    std::printf("limits: FMA peak %.0f GFLOP/s (%d core(s)), read %.1f GB/s, memcpy %.1f GB/s\n\n",
+                peak, o.threads, rd, mc);
+    std::printf(
+        "| workload | size | unit | Tessera | best peer | Tessera / best peer | "
+        "Tessera %% of limit | other contenders |\n|---|---|---|---|---|---|---|---|\n");
+  }
+  bool ok = true, any = false;
+  for (auto& [wname, fn] : workloads()) {
+    if (!o.only.empty() && o.only != wname) continue;
+    any = true;
+    std::vector<contender> cs;
+    std::string name;
+    row r = fn(o, cs, name);
+    std::map<std::string, std::pair<double, double>> t;
+    if (child) {
+      t = time_here(cs, o.reps, o.contender);
+      if (t.empty()) throw std::runtime_error("tessera-peers: no contender " + o.contender);
+      std::printf("RESULT %.9g %.9g\n", t.begin()->second.first, t.begin()->second.second);
+      return 0;
+    }
+    if (o.threads > 1)
+      for (auto& c : cs) t[c.name] = time_in_child(o, wname, c.name);
+    else
+      t = time_here(cs, o.reps, "");
+    std::string best_peer, others, failed;
+    double best_rate = 0, tess = 0;
+    for (auto& [who, se] : t) {
+      const double rate = r.work / se.first * 1e-9;
+      const bool pass = se.second <= r.tolerance;
+      if (!pass) {
+        failed += " " + who + " (error " + fmt(se.second, "%.2g") + ")";
+        ok = ok && who != "Tessera";
+      }
+      if (who == "Tessera") {
+        tess = rate;
+        continue;
+      }
+      others += who + " " + fmt(rate) + (pass ? "" : " (wrong)") + "; ";
+      if (pass && rate > best_rate) {
+        best_rate = rate;
+        best_peer = who;
+      }
+    }
+    const double limit = r.limit_name == "FMA peak" ? peak : r.limit_name == "read" ? rd : mc;
+    std::printf("| %s | %s | %s | %s | %s %s | %s | %s %% of %s | %s|\n", name.c_str(),
+                r.size.c_str(), r.unit.c_str(), fmt(tess).c_str(), best_peer.c_str(),
+                fmt(best_rate).c_str(), fmt(best_rate > 0 ? tess / best_rate : 0, "%.2f×").c_str(),
+                fmt(limit > 0 ? 100 * tess / limit : 0, "%.0f").c_str(), r.limit_name.c_str(),
+                others.c_str());
+    if (!failed.empty()) std::printf("  verification failed:%s\n", failed.c_str());
+    std::fflush(stdout);
+  }
+  if (!any) throw std::runtime_error("tessera-peers: no workload named '" + o.only + "'");
+  return ok ? 0 : 1;
+}
+
+}  // namespace peers
+
+int main(int argc, char** argv) {
+  tessera::scope_guard guard(argc, argv);
+  CLI::App app{"tessera-peers: Tessera against Eigen, OpenBLAS and Halide, with machine limits"};
+  peers::options o;
+  std::string names;
+  for (auto& [n, f] : peers::workloads()) names += " " + n;
+  app.add_option("--threads", o.threads, "threads of OpenBLAS and Halide (match Tessera's)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--reps", o.reps, "timed runs per contender (best kept)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--scale", o.scale, "multiplies every element count (0, 4]")
+      ->check(CLI::Range(1e-9, 4.0));
+  app.add_option("--only", o.only, "run one workload:" + names);
+  app.add_option("--contender", o.contender, "(internal) time one contender and print it");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    return peers::run(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
+}
