@@ -193,6 +193,45 @@ TEST_CASE("tile_reduce and tile_mean against Eigen block reductions") {
                                               38.5, 40.5, 42.5, 52.5, 54.5, 56.5, 58.5});
 }
 
+// Narrow tiles combine the input rows under a chunk of outputs first, then neighbours; outputs
+// of 32 MiB or more leave through streaming stores. Shapes end in partial chunks and lines; a
+// 1 x C and an R x 1 tile, an epilogue, and max (exact) as well as mean.
+TEST_CASE("tile_reduce with narrow tiles: partial chunks, streaming-size outputs, epilogues") {
+  {
+    const long r = 2 * 2901, c = 2 * 2912;  // output 2901 x 2912 floats: 33.8 MB, rows aligned
+    M ea = tt::random_matrix<float>(r, c);
+    array<float, 2> A = from_eigen(ea), T(r / 2, c / 2), U(r / 2, c / 2);
+    T = tile_mean<2, 2>(A);
+    U = relu(tile_reduce<2, 2>(A, ops::max{}) - 0.5f);
+    M rt(r / 2, c / 2), ru(r / 2, c / 2);
+    for (long i = 0; i < r / 2; ++i)
+      for (long j = 0; j < c / 2; ++j) {
+        rt(i, j) = ea.block(2 * i, 2 * j, 2, 2).mean();
+        ru(i, j) = std::max(ea.block(2 * i, 2 * j, 2, 2).maxCoeff() - 0.5f, 0.f);
+      }
+    CHECK(max_abs_diff(to_eigen(T), rt) <= 1e-6);
+    CHECK(max_abs_diff(to_eigen(U), ru) == 0.0);
+  }
+  {
+    using MD = eigen_matrix<double>;
+    const long r = 21 * 172, c = 15 * 273;  // 1 x 5 (double), 3 x 1, 7 x 3 tiles
+    MD ed = tt::random_matrix<double>(r, c);
+    array<double, 2> D = from_eigen(ed);
+    array<double, 2> a = tile_mean<1, 5>(D), b = tile_reduce<3, 1>(D, ops::min{}),
+                     d = tile_mean<7, 3>(D) * 2.0;
+    MD ra(r, c / 5), rb(r / 3, c), rd(r / 7, c / 3);
+    for (long i = 0; i < r; ++i)
+      for (long j = 0; j < c / 5; ++j) ra(i, j) = ed.block(i, 5 * j, 1, 5).mean();
+    for (long i = 0; i < r / 3; ++i)
+      for (long j = 0; j < c; ++j) rb(i, j) = ed.block(3 * i, j, 3, 1).minCoeff();
+    for (long i = 0; i < r / 7; ++i)
+      for (long j = 0; j < c / 3; ++j) rd(i, j) = 2.0 * ed.block(7 * i, 3 * j, 7, 3).mean();
+    CHECK(max_abs_diff(to_eigen(a), ra) <= 1e-14);
+    CHECK(max_abs_diff(to_eigen(b), rb) == 0.0);
+    CHECK(max_abs_diff(to_eigen(d), rd) <= 1e-14);
+  }
+}
+
 // Tiles whose row spans a cache line or more take the host backends' wide path (pairwise
 // combine); odd widths exercise the uneven halving.
 TEST_CASE("tile_reduce with wide tiles: 16x16 mean, 2x24 min, double 3x8 mean, int 2x16 sum") {

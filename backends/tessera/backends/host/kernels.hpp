@@ -194,47 +194,54 @@ struct kernels {
   }
 
   /// tile_reduce core + epilogue (out: rows/R x cols/C): one iteration per group of
-  /// plan.rows_per_team output rows. Narrow tiles (a tile row shorter than a cache line): each
-  /// output combines its R x C entries directly, and the loop over outputs vectorizes. Wide
-  /// tiles: the R rows of a tile accumulate element by element in a register-sized chunk of C
-  /// values, which then combine pairwise. Both read every input element once, in range.
+  /// plan.rows_per_team output rows (8/R for R < 8, else 1). Narrow tiles (a tile row shorter
+  /// than a cache line): for each output row, the R input rows under a chunk of outputs
+  /// combine element-wise into a line in one loop (R concurrent streams; vectorizes for any
+  /// C), whose groups of C then combine into the outputs; outputs larger than the cache leave
+  /// in whole lines with streaming stores when the plan says so. Wide tiles: the R rows of a
+  /// tile accumulate element by element in a register-sized chunk of C values, which then
+  /// combine pairwise. Both read every input element once, in range.
   template <int S, class Core, class In, class Ev, class OT>
   static void tile_reduce(const Space& exec, const codegen::kernel_plan& k, const Core& tr,
                           const In& in, const Ev& ev, const tessera::impl::strided_ref<OT, 2>& out,
                           const extent<2>& ext) {
     using T = typename Core::value_type;
     constexpr int R = Core::rows, C = Core::cols;
+    constexpr int G = R >= 8 ? 1 : 8 / R;  // output rows per iteration (as planned)
+    if (k.rows_per_team != G)
+      throw error("tessera: tile_reduce plan with " + std::to_string(k.rows_per_team) +
+                  " rows per iteration for a kernel built for " + std::to_string(G));
     const auto op = tr.op;
     const index_type ocols = ext[1], rows = ext[0];
     constexpr bool narrow = C * sizeof(T) < 64;
-    const int G = k.rows_per_team;
-    const index_type Q = G > 1 ? (narrow ? 64 : 4) : (ocols > 0 ? ocols : 1);
-    backends::impl::launch(k.label, range(exec, 0, k.league_size), [=](index_type ig) {
-      const ctx<char, S> c0;
-      ctx<T, S> c;  // the epilogue's context: c.acc = the tile's combined value
-      auto finish = [&](T a) {
-        if constexpr (Core::mean && std::is_floating_point_v<T>)
-          return T(a * (T(1) / T(R * C)));
-        else if constexpr (Core::mean)
-          return T(a / T(R * C));
-        else
-          return a;
-      };
-      const index_type i0 = ig * G, gn = rows - i0 < G ? rows - i0 : G;
-      for (index_type q0 = 0; q0 < ocols; q0 += Q) {
-        const index_type q1 = ocols - q0 < Q ? ocols : q0 + Q;
-        for (index_type i = i0; i < i0 + gn; ++i) {
-          OT* const orow = out.row(i);
-          if constexpr (narrow) {
-            for (index_type q = q0; q < q1; ++q) {
-              T a = in.at(c0, i * R, q * C);
-              for (int cc = 1; cc < C; ++cc) a = op(a, in.at(c0, i * R, q * C + cc));
-              for (int r = 1; r < R; ++r)
-                for (int cc = 0; cc < C; ++cc) a = op(a, in.at(c0, i * R + r, q * C + cc));
-              c.acc = finish(a);
-              orow[q] = static_cast<OT>(ev.at(c, i, q));
-            }
-          } else {
+    const bool stream = narrow && k.streaming_stores && streamable(out.p) &&
+                        out.s[0] % transpose_block_size == 0;
+    auto finish = [](T a) {
+      if constexpr (Core::mean && std::is_floating_point_v<T>)
+        return T(a * (T(1) / T(R * C)));
+      else if constexpr (Core::mean)
+        return T(a / T(R * C));
+      else
+        return a;
+    };
+    if constexpr (narrow) {
+      backends::impl::launch(k.label, range(exec, 0, k.league_size), [=](index_type ig) {
+        const index_type i0 = ig * G;
+        const index_type i1 = rows - i0 < G ? rows : i0 + G;
+        for (index_type i = i0; i < i1; ++i)
+          narrow_rows<S, 1, R, C, T>(op, finish, in, ev, out, i, ocols, stream);
+        if (stream) store_fence();
+      });
+    } else {
+      backends::impl::launch(k.label, range(exec, 0, k.league_size), [=](index_type ig) {
+        const ctx<char, S> c0;
+        ctx<T, S> c;  // the epilogue's context: c.acc = the tile's combined value
+        constexpr index_type Q = 4;
+        const index_type i0 = ig * G, i1 = rows - i0 < G ? rows : i0 + G;
+        for (index_type q0 = 0; q0 < ocols; q0 += Q) {
+          const index_type q1 = ocols - q0 < Q ? ocols : q0 + Q;
+          for (index_type i = i0; i < i1; ++i) {
+            OT* const orow = out.row(i);
             for (index_type q = q0; q < q1; ++q) {
               T acc[C];
               for (int cc = 0; cc < C; ++cc) acc[cc] = in.at(c0, i * R, q * C + cc);
@@ -246,8 +253,52 @@ struct kernels {
             }
           }
         }
+      });
+    }
+  }
+
+  /// Narrow tile_reduce of output rows i0 .. i0 + M: chunks of L outputs; the M x R input rows
+  /// under a chunk combine element-wise into M lines in one loop (M x R concurrent streams;
+  /// M = 1 measured best: more streams than the prefetchers follow cost bandwidth), then each line's groups of C neighbours combine into outputs, the epilogue runs, and the
+  /// results are stored (whole lines streamed when `stream`).
+  template <int S, int M, int R, int C, class T, class Op, class Fin, class In, class Ev, class OT>
+  TESSERA_HOST_FORCEINLINE static void narrow_rows(const Op& op, const Fin& finish, const In& in,
+                                                   const Ev& ev,
+                                                   const tessera::impl::strided_ref<OT, 2>& out,
+                                                   index_type i0, index_type ocols, bool stream) {
+    constexpr int B = transpose_block_size;
+    constexpr index_type L = (256 / C) / B * B;
+    const ctx<char, S> c0;
+    ctx<T, S> c;
+    for (index_type qa = 0; qa < ocols; qa += L) {
+      const index_type nq = ocols - qa < L ? ocols - qa : L, w = nq * C, j0 = qa * C;
+      alignas(64) T line[M][L * C];
+      for (index_type j = 0; j < w; ++j)
+        for (int m = 0; m < M; ++m) {
+          T a = in.at(c0, (i0 + m) * R, j0 + j);
+          for (int r = 1; r < R; ++r) a = op(a, in.at(c0, (i0 + m) * R + r, j0 + j));
+          line[m][j] = a;
+        }
+      for (int m = 0; m < M; ++m) {
+        const index_type i = i0 + m;
+        alignas(64) T red[L];
+        for (index_type q = 0; q < nq; ++q) {
+          T a = line[m][q * C];
+          for (int cc = 1; cc < C; ++cc) a = op(a, line[m][q * C + cc]);
+          red[q] = finish(a);
+        }
+        alignas(64) OT res[L];
+        for (index_type q = 0; q < nq; ++q) {
+          c.acc = red[q];
+          res[q] = static_cast<OT>(ev.at(c, i, qa + q));
+        }
+        OT* const orow = out.row(i) + qa;
+        index_type q = 0;
+        if (stream)
+          for (; q + B <= nq; q += B) store_row(orow + q, res + q, true);
+        for (; q < nq; ++q) orow[q] = res[q];
       }
-    });
+    }
   }
 };
 

@@ -105,9 +105,13 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
         k.rows_per_team = R >= 8 ? 1 : 8 / R;
         k.policy = "RangePolicy";
         k.league_size = ceil_div(rows, k.rows_per_team);
+        k.streaming_stores = t.streaming_store_min_bytes > 0 &&
+                             std::size_t(n) * root.elem_bytes >= t.streaming_store_min_bytes;
         k.mapping = "one iteration per group of " + std::to_string(k.rows_per_team) +
-                    " output rows (about 8 input rows stream at once); vector loops over "
-                    "columns";
+                    " output rows; vector loops over columns" +
+                    std::string(k.streaming_stores
+                                    ? "; output lines written with non-temporal stores"
+                                    : "");
       }
       break;
     }
