@@ -1,5 +1,6 @@
 # Installs Tessera from TESSERA_BINARY_DIR into WORK_DIR/prefix, then configures, builds and runs
 # the consumer project in CONSUMER_SOURCE_DIR against it with find_package(Tessera).
+# Cross builds pass TOOLCHAIN_FILE (used for the consumer too) and EMULATOR (runs its programs).
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 function(run)
@@ -10,9 +11,13 @@ function(run)
   endif()
 endfunction()
 run(${CMAKE_COMMAND} --install ${TESSERA_BINARY_DIR} --prefix ${WORK_DIR}/prefix)
+set(toolchain "")
+if(TOOLCHAIN_FILE)
+  set(toolchain -DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN_FILE})
+endif()
 run(${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR}/build -G Ninja
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
-    -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DKokkos_DIR=${KOKKOS_DIR})
+    -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DKokkos_DIR=${KOKKOS_DIR} ${toolchain})
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
-run(${WORK_DIR}/build/consumer)
-run(${WORK_DIR}/build/consumer_eigen)
+run(${EMULATOR} ${WORK_DIR}/build/consumer)
+run(${EMULATOR} ${WORK_DIR}/build/consumer_eigen)
