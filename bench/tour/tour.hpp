@@ -5,7 +5,6 @@
 
 #include <CLI/CLI.hpp>
 #include <Eigen/Dense>
-#include <nlohmann/json.hpp>
 
 #include <array>
 #include <cmath>
@@ -21,6 +20,7 @@
 
 #include "common/handwritten_kokkos.hpp"
 #include "common/seed_kernels.hpp"
+#include "tour/result.hpp"
 
 namespace tour {
 
@@ -57,18 +57,6 @@ inline options parse(CLI::App& app, int argc, char** argv) {
   return o;
 }
 
-/// One row of the table.
-struct result {
-  std::string workload, size;
-  double tessera_s = 0, eigen_s = 0;
-  double gflops = 0, gbs = 0;  // Tessera's rate; 0 when not meaningful
-  // Tessera time / a same-size device copy (deep_copy of as many bytes read and written), timed
-  // interleaved with Tessera in this workload; 0: use the run's global memcpy figure.
-  double vs_memcpy = 0;
-  double max_abs_error = 0, tolerance = 0;
-  bool pass = false;
-  std::string note;
-};
 
 /// Wall time of one run of f (followed by a Kokkos fence); for interleaved comparisons.
 template <class F>
@@ -160,31 +148,6 @@ inline void print_table(const std::vector<result>& rs) {
   }
 }
 
-inline void write_json(const std::string& path, const std::vector<result>& rs, double memcpy) {
-  nlohmann::json j;
-  j["backend"] = tessera::backend_name();
-  j["threads"] = tessera::backend_concurrency();
-  j["kokkos_version"] = tessera::kokkos_version();
-  j["memcpy_gbs"] = memcpy;
-  j["results"] = nlohmann::json::array();
-  for (const auto& r : rs)
-    j["results"].push_back(
-        {{"workload", r.workload},
-         {"size", r.size},
-         {"tessera_s", r.tessera_s},
-         {"eigen_s", r.eigen_s},
-         {"speedup_vs_eigen", r.tessera_s > 0 && r.eigen_s > 0 ? r.eigen_s / r.tessera_s : 0.0},
-         {"gflops", r.gflops},
-         {"gbs", r.gbs},
-         {"vs_memcpy", r.vs_memcpy},
-         {"max_abs_error", r.max_abs_error},
-         {"tolerance", r.tolerance},
-         {"pass", r.pass},
-         {"note", r.note}});
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error("cannot write " + path);
-  f << j.dump(2) << "\n";
-}
 
 /// Bar chart of speedup vs Eigen per workload, drawn by gnuplot (Debian package gnuplot-nox).
 inline void write_plot(const std::string& path, const std::vector<result>& rs) {
@@ -345,7 +308,8 @@ inline int run_all(const options& opt) {
   }
   print_ratios(rs, memcpy, penalty, pn);
   if (!opt.json.empty()) {
-    write_json(opt.json, rs, memcpy);
+    write_json(opt.json, rs, memcpy,
+               {tessera::backend_name(), tessera::backend_concurrency(), tessera::kokkos_version()});
     std::printf("wrote %s\n", opt.json.c_str());
   }
   if (!opt.plot.empty()) {
