@@ -126,7 +126,7 @@ TEST_CASE("transpose: alone, fused with elementwise, with a schedule, on uneven 
 }
 
 // Host backends move 16 x 16 blocks through registers, skip scratch for plain transposes and
-// stream outputs of 32 MiB or more; these shapes span several 256 x 32 tiles, end in partial
+// stream outputs of 32 MiB or more; these shapes span several 128 x 128 tiles, end in partial
 // blocks and (the first two) cross the streaming threshold.
 TEST_CASE("transpose: multi-tile and streaming-size outputs, 4- and 8-byte types") {
   {
