@@ -120,18 +120,25 @@ static_assert(!readable<std::vector<float>>);
 static_assert(!readable<Kokkos::View<float*>>);
 static_assert(std::is_same_v<readable_value_t<array_view<const float, 2>>, float>);
 static_assert(std::is_same_v<readable_value_t<iota3>, double>);
+}  // namespace
+// Probe types with external linkage: their members are declared only (the concept checks
+// signatures), which a device compiler would flag as unreferenced in an unnamed namespace.
+namespace reduce_concept_probe {
 struct rank4 {
   static constexpr int rank = 4;
   extent<3> get_extent() const;  // declarations only: the concept checks signatures
   double operator()(index_type, index_type, index_type, index_type) const;
 };
-static_assert(!readable<rank4>);
+
 struct wrong_arity {
   static constexpr int rank = 2;
   extent<2> get_extent() const;
   double operator()(index_type) const;
 };
-static_assert(!readable<wrong_arity>);
+}  // namespace reduce_concept_probe
+namespace {
+static_assert(!readable<reduce_concept_probe::rank4>);
+static_assert(!readable<reduce_concept_probe::wrong_arity>);
 
 // --- sum, mean, min, max ---------------------------------------------------------------------
 
