@@ -539,10 +539,14 @@ inline int run(const options& o) {
           "measure the kernels OpenBLAS picks for this CPU\n");
     std::printf("Halide: %s, JIT target %s\n", TESSERA_HALIDE_LIBRARY_NAME,
                 jit_target().to_string().c_str());
-    std::printf("Eigen: %d.%d.%d (SIMD: %s)\n", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
-                EIGEN_MINOR_VERSION, Eigen::SimdInstructionSetsInUse());
+    std::printf("Eigen: %d.%d.%d (SIMD: %s; gemm threads: %d)\n", EIGEN_WORLD_VERSION,
+                EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION, Eigen::SimdInstructionSetsInUse(),
+                o.threads);
   }
   openblas_set_num_threads(o.threads);
+  // This program is built with OpenMP (for the threaded limits and C loops), so Eigen's gemm
+  // would use every OpenMP thread unless told otherwise.
+  Eigen::setNbThreads(o.threads);
   if (o.threads > 1) setenv("HL_NUM_THREADS", std::to_string(o.threads).c_str(), 1);
 
   double peak = 0, rd = 0, mc = 0;

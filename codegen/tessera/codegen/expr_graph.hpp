@@ -71,6 +71,9 @@ struct target {
   int gpu_mm_bm = 64, gpu_mm_bn = 64, gpu_mm_bk = 16, gpu_mm_tm = 4, gpu_mm_tn = 4;
   /// tile_reduce on GPUs: team size (members per output row).
   int tile_reduce_team = 128;
+  /// tile_reduce on CPUs: bytes of one line of input columns combined in vector registers
+  /// (0: no SIMD; element-wise chunks of 64 bytes).
+  int tile_reduce_line_bytes = 0;
 };
 
 /// True when a matmul node lowers to the CPU packed kernel (float/double, no .tile<> override).

@@ -22,6 +22,7 @@
 /// later ones add, and the last one applies the epilogue (exactly once per element).
 #pragma once
 
+#include <tessera/backends/host/simd.hpp>
 #include <tessera/backends/launch.hpp>
 #include <tessera/codegen/passes/mapping.hpp>
 #include <tessera/codegen/plan_cache.hpp>
@@ -66,35 +67,8 @@ inline std::string describe(const gemm_blocking& b) {
 namespace impl {
 
 // --- target description ---------------------------------------------------------------------
-// Bytes per SIMD register and number of SIMD registers. Override the width with
-// -DTESSERA_GEMM_SIMD_BYTES=N (a power of two; 4 or 8 gives the scalar micro-kernel).
-#if defined(TESSERA_GEMM_SIMD_BYTES)
-inline constexpr int simd_bytes = TESSERA_GEMM_SIMD_BYTES;
-inline constexpr int simd_registers = TESSERA_GEMM_SIMD_BYTES >= 64 ? 32 : 16;
-#elif defined(__AVX512F__)
-inline constexpr int simd_bytes = 64;
-inline constexpr int simd_registers = 32;
-#elif defined(__AVX__)
-inline constexpr int simd_bytes = 32;
-inline constexpr int simd_registers = 16;
-#elif defined(__aarch64__)
-inline constexpr int simd_bytes = 16;
-inline constexpr int simd_registers = 32;
-#elif defined(__SSE2__) || defined(__ARM_NEON) || defined(__ALTIVEC__)
-inline constexpr int simd_bytes = 16;
-inline constexpr int simd_registers = 16;
-#else
-inline constexpr int simd_bytes = 0;  // no SIMD: scalar micro-kernel
-inline constexpr int simd_registers = 16;
-#endif
-
-// Clang splits 512-bit vector types into two 256-bit halves unless the function asks for the
-// full width (it prefers 256-bit vectors on AVX-512 targets); GCC honours vector_size as is.
-#if defined(__clang__) && (defined(__AVX512F__) || defined(TESSERA_GEMM_SIMD_BYTES))
-#define TESSERA_GEMM_KERNEL_ATTR __attribute__((min_vector_width(512)))
-#else
-#define TESSERA_GEMM_KERNEL_ATTR
-#endif
+inline constexpr int simd_bytes = simd::bytes;
+inline constexpr int simd_registers = simd::registers;
 
 /// Micro-tile of the register-blocked kernel for element type T: MR rows x NR = NV * W
 /// columns of C held in MR * NV vector accumulators of W lanes. With 32 registers (AVX-512)
@@ -111,24 +85,9 @@ struct micro_tile {
 };
 
 template <class T, int W>
-struct simd_type {
-  typedef T type __attribute__((vector_size(W * sizeof(T))));
-};
-template <class T>
-struct simd_type<T, 1> {
-  using type = T;
-};
-
-template <class V, class T>
-TESSERA_HOST_FORCEINLINE V load(const T* p) {
-  V v;
-  std::memcpy(&v, p, sizeof(V));
-  return v;
-}
-template <class V, class T>
-TESSERA_HOST_FORCEINLINE void store(T* p, const V& v) {
-  std::memcpy(p, &v, sizeof(V));
-}
+using simd_type = simd::vec_type<T, W>;
+using simd::load;
+using simd::store;
 
 /// The micro-kernel: acc = sum_k a~(:, k) b~(k, :) over kc steps of the packed micro-panels
 /// `a` (kc x MR, k-major) and `b` (kc x NR, k-major), then writes the m x n valid part of the
@@ -136,7 +95,7 @@ TESSERA_HOST_FORCEINLINE void store(T* p, const V& v) {
 /// c += acc (later blocks), and on the last K block c = ep(i0 + r, j0 + j, c + acc).
 /// @pre 1 <= m <= MR, 1 <= n <= NR, kc >= 1; padding rows/columns of a, b are zero.
 template <class T, class Ep>
-TESSERA_GEMM_KERNEL_ATTR inline void micro_kernel(index_type kc, const T* __restrict a,
+TESSERA_SIMD_FULL_WIDTH inline void micro_kernel(index_type kc, const T* __restrict a,
                                                   const T* __restrict b, T* __restrict c,
                                                   index_type ldc, int m, int n, bool accumulate,
                                                   bool finish, const Ep& ep, index_type i0,

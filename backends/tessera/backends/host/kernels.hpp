@@ -7,6 +7,7 @@
 
 #include <tessera/backends/eval/evaluators.hpp>
 #include <tessera/backends/host/gemm.hpp>
+#include <tessera/backends/host/simd.hpp>
 #include <tessera/backends/host/transpose.hpp>
 #include <tessera/backends/kernels/operands.hpp>
 #include <tessera/backends/launch.hpp>
@@ -25,6 +26,12 @@ TESSERA_HOST_FORCEINLINE T tree_combine(T* v, const Op& op) {
   }
   return v[0];
 }
+
+/// True for the reduction ops whose bodies apply lane-wise to GCC/Clang vectors (Tessera's own
+/// `+`, `*`, min, max); a user's op is only ever called on scalars.
+template <class Op>
+inline constexpr bool lane_wise_op = std::is_same_v<Op, ops::add> || std::is_same_v<Op, ops::mul> ||
+                                     std::is_same_v<Op, ops::min> || std::is_same_v<Op, ops::max>;
 
 /// The CPU kernel families of execution space Space (see backends/backend.hpp for the
 /// interface every backend implements).
@@ -194,13 +201,18 @@ struct kernels {
   }
 
   /// tile_reduce core + epilogue (out: rows/R x cols/C): one iteration per group of
-  /// plan.rows_per_team output rows (8/R for R < 8, else 1). Narrow tiles (a tile row shorter
-  /// than a cache line): for each output row, the R input rows under a chunk of outputs
-  /// combine element-wise into a line in one loop (R concurrent streams; vectorizes for any
-  /// C), whose groups of C then combine into the outputs; outputs larger than the cache leave
-  /// in whole lines with streaming stores when the plan says so. Wide tiles: the R rows of a
-  /// tile accumulate element by element in a register-sized chunk of C values, which then
-  /// combine pairwise. Both read every input element once, in range.
+  /// plan.rows_per_team output rows (8/R for R < 8, else 1), every input element read once.
+  ///  * Plain operands (an array or view read as is) under one of Tessera's ops: line_rows —
+  ///    the R input rows under a line of W = 16 (or 8) vectors combine vertically in vector
+  ///    registers, one row after another (each row read as one contiguous 1 KiB run on
+  ///    AVX-512), then the line's groups of C combine into outputs.
+  ///  * Otherwise, narrow tiles (a tile row shorter than a cache line): for each output row,
+  ///    the R input rows under a chunk of outputs combine element-wise into a line in one loop
+  ///    (R concurrent streams; vectorizes for any C), whose groups of C then combine into the
+  ///    outputs. Wide tiles: the R rows of a tile accumulate element by element in a
+  ///    register-sized chunk of C values, which then combine pairwise.
+  /// Outputs larger than the cache leave in whole lines with streaming stores when the plan says
+  /// so.
   template <int S, class Core, class In, class Ev, class OT>
   static void tile_reduce(const Space& exec, const codegen::kernel_plan& k, const Core& tr,
                           const In& in, const Ev& ev, const tessera::impl::strided_ref<OT, 2>& out,
@@ -214,7 +226,8 @@ struct kernels {
     const auto op = tr.op;
     const index_type ocols = ext[1], rows = ext[0];
     constexpr bool narrow = C * sizeof(T) < 64;
-    const bool stream = narrow && k.streaming_stores && streamable(out.p) &&
+    constexpr bool lines = line_rows_apply<Core, In>;
+    const bool stream = (narrow || lines) && k.streaming_stores && streamable(out.p) &&
                         out.s[0] % transpose_block_size == 0;
     auto finish = [](T a) {
       if constexpr (Core::mean && std::is_floating_point_v<T>)
@@ -224,6 +237,16 @@ struct kernels {
       else
         return a;
     };
+    if constexpr (lines) {
+      backends::impl::launch(k.label, range(exec, 0, k.league_size), [=](index_type ig) {
+        const index_type i0 = ig * G;
+        const index_type i1 = rows - i0 < G ? rows : i0 + G;
+        for (index_type i = i0; i < i1; ++i)
+          line_rows<S, R, C, T>(op, finish, in, ev, out, i, ocols, stream);
+        if (stream) store_fence();
+      });
+      return;
+    }
     if constexpr (narrow) {
       backends::impl::launch(k.label, range(exec, 0, k.league_size), [=](index_type ig) {
         const index_type i0 = ig * G;
@@ -254,6 +277,82 @@ struct kernels {
           }
         }
       });
+    }
+  }
+
+  /// Vectors per line of line_rows: 16 where the target has 32 vector registers, else 8 (the
+  /// accumulators and one operand fit the register file).
+  static constexpr int line_vectors = simd::registers >= 32 ? 16 : 8;
+
+  /// line_rows serves tile_reduce: SIMD target, one of Tessera's lane-wise ops, an operand read
+  /// straight from memory (rows with unit column stride), and tiles no wider than a line.
+  template <class Core, class In>
+  static constexpr bool line_rows_apply =
+      simd::lanes<typename Core::value_type> > 1 && lane_wise_op<typename Core::op_type> &&
+      requires(const In& x) { x.row_ptr(0); } &&
+      Core::cols <= line_vectors * simd::lanes<typename Core::value_type>;
+
+  /// tile_reduce of output row i, line by line: a line is W = line_vectors x lanes consecutive
+  /// input columns (256 floats on AVX-512), Q = W / C outputs. The R input rows under a line
+  /// combine lane-wise in W / lanes vector accumulators, row after row (R contiguous runs of W
+  /// elements, so the prefetchers see long sequential streams), then each group of C
+  /// neighbours combines into an output, the epilogue runs, and the Q results are stored
+  /// (whole lines streamed when `stream` and Q fills lines). Outputs past the last whole line
+  /// are combined element by element.
+  /// @pre line_rows_apply<Core, In>
+  template <int S, int R, int C, class T, class Op, class Fin, class In, class Ev, class OT>
+  TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void line_rows(
+      const Op& op, const Fin& finish, const In& in, const Ev& ev,
+      const tessera::impl::strided_ref<OT, 2>& out, index_type i, index_type ocols, bool stream) {
+    constexpr int L = simd::lanes<T>, NV = line_vectors, W = NV * L, Q = W / C;
+    constexpr int B = transpose_block_size;
+    using V = simd::vec<T>;
+    const index_type cols = ocols * C, ld = in.row_stride();
+    const T* const row0 = in.row_ptr(i * R);
+    OT* const orow = out.row(i);
+    ctx<T, S> c;
+    index_type qa = 0;
+    for (; qa * C + W <= cols; qa += Q) {
+      const T* p = row0 + qa * C;
+      V acc[NV];
+      TESSERA_GCC_UNROLL(16)
+      for (int v = 0; v < NV; ++v) acc[v] = simd::load<V>(p + v * L);
+      for (int r = 1; r < R; ++r) {
+        p += ld;
+        TESSERA_GCC_UNROLL(16)
+        for (int v = 0; v < NV; ++v) acc[v] = op(acc[v], simd::load<V>(p + v * L));
+      }
+      alignas(64) T line[W];
+      TESSERA_GCC_UNROLL(16)
+      for (int v = 0; v < NV; ++v) simd::store(line + v * L, acc[v]);
+      // Three plain loops (combine, epilogue, store) rather than one: GCC then reads the
+      // groups of C with two-source permutes instead of gathers.
+      alignas(64) T red[Q];
+      for (int q = 0; q < Q; ++q) {
+        T a = line[q * C];
+        for (int cc = 1; cc < C; ++cc) a = op(a, line[q * C + cc]);
+        red[q] = finish(a);
+      }
+      alignas(64) OT res[Q];
+      for (int q = 0; q < Q; ++q) {
+        c.acc = red[q];
+        res[q] = static_cast<OT>(ev.at(c, i, qa + q));
+      }
+      if constexpr (Q % B == 0) {
+        if (stream) {
+          for (int q = 0; q < Q; q += B) store_row(orow + qa + q, res + q, true);
+          continue;
+        }
+      }
+      std::memcpy(orow + qa, res, sizeof res);
+    }
+    const ctx<char, S> c0;
+    for (index_type q = qa; q < ocols; ++q) {
+      T a = in.at(c0, i * R, q * C);
+      for (int r = 0; r < R; ++r)
+        for (int cc = r == 0 ? 1 : 0; cc < C; ++cc) a = op(a, in.at(c0, i * R + r, q * C + cc));
+      c.acc = finish(a);
+      orow[q] = static_cast<OT>(ev.at(c, i, q));
     }
   }
 

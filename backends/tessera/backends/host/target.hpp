@@ -4,6 +4,8 @@
 #pragma once
 
 #include <tessera/backends/host/gemm.hpp>
+#include <tessera/backends/host/kernels.hpp>
+#include <tessera/backends/host/simd.hpp>
 #include <tessera/backends/host/transpose.hpp>
 #include <tessera/codegen/expr_graph.hpp>
 
@@ -44,6 +46,7 @@ codegen::target make_target() {
   t.gemm_nr_double = gemm_nr<double>;
   t.gemm_origin = blocking_origin<float>();
   t.matmul_tile = 16;
+  t.tile_reduce_line_bytes = simd::bytes * kernels<Space>::line_vectors;
   return t;
 }
 

@@ -186,11 +186,15 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
             {"combine each tile's C entries, epilogue and store", {{"row_acc", false, false}}});
       } else {
         const int c = tr.reduce_tile[1];
-        const int w = c >= 64 ? c : (64 / c) * c;
-        b.private_buffers.push_back({"acc_chunk", tr.dtype + "[" + std::to_string(w) + "]",
-                                     memory_space_kind::private_memory,
-                                     std::size_t(w) * tr.elem_bytes, 0,
-                                     "W input columns accumulated over the R rows, in registers"});
+        const int line = t.tile_reduce_line_bytes / int(tr.elem_bytes);
+        const bool in_registers = line >= c;
+        const int w = in_registers ? line : c >= 64 ? c : (64 / c) * c;
+        b.private_buffers.push_back(
+            {"acc_chunk", tr.dtype + "[" + std::to_string(w) + "]",
+             memory_space_kind::private_memory, std::size_t(w) * tr.elem_bytes, 0,
+             in_registers ? "W input columns combined over the R rows in vector registers, row "
+                            "after row (plain operands under + * min max)"
+                          : "W input columns accumulated over the R rows"});
         b.program.loop.push_back({"accumulate R rows of a W-column chunk", {}});
         b.program.epilogue.push_back({"combine each tile's C entries, epilogue and store", {}});
       }
