@@ -41,6 +41,19 @@ struct kernels {
   using ctx = eval::ectx<Acc, S, true>;  // staged tiles in output order
   using range = Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>;
 
+  /// Reductions: the L lane sums of a block of K x L consecutive elements at p, lane l holding
+  /// p[l] + p[l + L] + ... + p[l + (K - 1) L] added by a pairwise tree (the association the
+  /// generic chunk fold uses), as one GCC/Clang vector.
+  /// \tparam K power of two  \tparam L lanes (a multiple of the target's vector length)
+  template <int K, int L, class T>
+    requires(simd::bytes > 0 && std::is_arithmetic_v<T>)
+  TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static simd::vec<T, L> block_sums(const T* p) {
+    if constexpr (K == 1)
+      return simd::load<simd::vec<T, L>>(p);
+    else
+      return block_sums<K / 2, L>(p) + block_sums<K / 2, L>(p + K / 2 * L);
+  }
+
   /// out = ev elementwise (out: extent ext, row-major, last dimension contiguous).
   template <int S, class Ev, class T, int N>
   static void elementwise(const Space& exec, const codegen::kernel_plan& k, const Ev& ev,
