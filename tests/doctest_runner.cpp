@@ -4,9 +4,40 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <string_view>
 
 namespace tessera_test {
+
+/// Counts the test cases that ran: a run whose --test-case filter matches nothing is an error
+/// (ctest runs each case by name; a name doctest cannot match, e.g. one with a `;` that CMake
+/// splits, would otherwise pass without running anything).
+struct ran_counter : doctest::IReporter {
+  static inline int cases = 0;
+  explicit ran_counter(const doctest::ContextOptions&) {}
+  void report_query(const doctest::QueryData&) override {}
+  void test_run_start() override {}
+  void test_run_end(const doctest::TestRunStats&) override {}
+  void test_case_start(const doctest::TestCaseData&) override { ++cases; }
+  void test_case_reenter(const doctest::TestCaseData&) override {}
+  void test_case_end(const doctest::CurrentTestCaseStats&) override {}
+  void test_case_exception(const doctest::TestCaseException&) override {}
+  void subcase_start(const doctest::SubcaseSignature&) override {}
+  void subcase_end() override {}
+  void log_assert(const doctest::AssertData&) override {}
+  void log_message(const doctest::MessageData&) override {}
+  void test_case_skipped(const doctest::TestCaseData&) override {}
+};
+REGISTER_LISTENER("tessera_ran_counter", 1, ran_counter);
+
+bool has_test_case_filter(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a(argv[i]);
+    for (std::string_view f : {"--test-case=", "-tc=", "--dt-test-case=", "--dt-tc="})
+      if (a.starts_with(f)) return true;
+  }
+  return false;
+}
 
 /// True when the command line only asks doctest a question (--list-test-cases, --help, ...):
 /// answered without initializing Kokkos, so test discovery at build time needs no device.
@@ -31,7 +62,12 @@ bool is_query(int argc, char** argv) {
 int run(int argc, char** argv) {
   doctest::Context ctx;
   ctx.applyCommandLine(argc, argv);
-  return ctx.run();
+  const int status = ctx.run();
+  if (status == 0 && ran_counter::cases == 0 && has_test_case_filter(argc, argv)) {
+    std::fprintf(stderr, "tessera tests: the --test-case filter matched no test case\n");
+    return 1;
+  }
+  return status;
 }
 
 }  // namespace tessera_test

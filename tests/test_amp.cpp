@@ -642,7 +642,7 @@ TEST_CASE("array_view: section, projection, view_as, reinterpret_as, const conve
   }
 }
 
-TEST_CASE("copy between arrays, views and host containers; views over arrays read back") {
+TEST_CASE("copy between arrays, views and host containers, views over arrays read back") {
   std::vector<double> src(20);
   std::iota(src.begin(), src.end(), 1.0);
   array<double, 2> a{extent<2>(4, 5)};

@@ -16,7 +16,7 @@ array<float, 2> iota(long r, long c) {
 }
 }  // namespace
 
-TEST_CASE("seed 000's `tile_static float total; total += ...` is a race") {
+TEST_CASE("seed 000's shared `tile_static float total` summed with `total += ...` is a race") {
   auto m = iota(8, 8);
   array<float, 2> avg(4, 4);
   try {

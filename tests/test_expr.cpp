@@ -333,7 +333,7 @@ TEST_CASE("reductions of expressions are fused and match Eigen") {
 namespace {
 using namespace tessera;
 
-TEST_CASE("tile_mean of integers divides exactly like integer arithmetic; odd tiles") {
+TEST_CASE("tile_mean of integers divides exactly like integer arithmetic, odd tiles") {
   std::vector<int> h(6 * 9);
   for (int i = 0; i < 54; ++i) h[i] = i * 7 - 100;
   array<int, 2> a(extent<2>(6, 9), h.begin(), h.end());

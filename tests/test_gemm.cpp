@@ -218,7 +218,7 @@ TEST_CASE("gemm: the epilogue runs exactly once per element, after the full K ac
     }
 }
 
-TEST_CASE("gemm: K = 0 stores ep(i, j, 0); M = 0 or N = 0 writes nothing") {
+TEST_CASE("gemm: K = 0 stores ep(i, j, 0), M = 0 or N = 0 writes nothing") {
   problem<double> p(13, 7, 0, 0, 0, 3);
   p.run([](index_type i, index_type j, double acc) { return acc + double(100 * i + j); },
         host::default_blocking<double>());
@@ -284,7 +284,7 @@ TEST_CASE("default_blocking: positive, multiples of the micro-tile, used by a co
   check_product(p, host::default_blocking<float>());
 }
 
-TEST_CASE("tune: explicit, used by later products; set_blocking; default is deterministic") {
+TEST_CASE("tune: explicit, used by later products, set_blocking, default is deterministic") {
   // The default blocking comes from the cache sizes: the same on every call.
   CHECK(host::describe(host::current_blocking<float>()) ==
         host::describe(host::default_blocking<float>()));

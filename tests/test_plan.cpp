@@ -15,6 +15,7 @@ codegen::target gpu_target() {
   t.scratch_max[1] = 1u << 30;
   t.max_team_size = 1024;
   t.packed_matmul = false;
+  t.tile_local_per_thread = true;  // registers, as backends::gpu::make_target says
   return t;
 }
 
@@ -29,7 +30,7 @@ TEST_CASE("elementwise chains are one kernel without scratch or barriers") {
 }
 
 TEST_CASE(
-    "relu(matmul(A,B) * alpha + beta * C) is one kernel; GPU plan: two L0 tiles, two barriers per "
+    "relu(matmul(A,B) * alpha + beta * C) is one kernel, GPU plan: two L0 tiles, two barriers per "
     "k-step") {
   array<float, 2> A(64, 48), B(48, 32), Cc(64, 32);
   auto e = relu(matmul(A, B) * 2.f + 0.5f * Cc);
@@ -72,7 +73,7 @@ TEST_CASE("transpose(A) + B is one kernel staging A's tile through scratch, one 
   CHECK(k.tiles == std::vector<std::int64_t>{3, 2});
 }
 
-TEST_CASE("non-fusable nodes are materialized first; kernel order is post-order") {
+TEST_CASE("non-fusable nodes are materialized first, kernel order is post-order") {
   array<float, 2> A(16, 16), B(16, 16);
   const auto p = plan(matmul(A, B) + matmul(B, A));
   REQUIRE(p.kernels.size() == 2);

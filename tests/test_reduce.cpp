@@ -400,7 +400,7 @@ TEST_CASE(
 
 // --- errors -----------------------------------------------------------------------------------
 
-TEST_CASE("empty extents: sum is 0 and reduce is init; mean/min/max throw naming the function") {
+TEST_CASE("empty extents: sum is 0 and reduce is init, mean/min/max throw naming the function") {
   const array<float, 1> e1(0);
   const array<double, 2> e2(3, 0);
   const array<int, 3> e3(0, 2, 5);

@@ -237,7 +237,7 @@ TEST_CASE("tile_local values survive barriers") {
     for (int c = 0; c < 8; ++c) CHECK(o(r, c) == 7 + 3 * ((r % 4) * 4 + c % 4));
 }
 
-TEST_CASE("launch errors: uneven extent, over-large tile_static; empty extent is a no-op") {
+TEST_CASE("launch errors: uneven extent, over-large tile_static, empty extent is a no-op") {
   array<float, 2> a(10, 10);
   auto kernel = TESSERA_KERNEL(tile_group<4, 4>& g) {
     g.for_each([&](const tiled_index<4, 4>& t) { a[t.global] = 1.f; });

@@ -37,7 +37,7 @@ void matmul_program(const array<float, 2>& A, const array<float, 2>& B, const ar
     parallel_for_each(te, prog);
 }
 
-TEST_CASE("Tier 2 tiled matmul matches Eigen on random shapes; checked mode finds no race") {
+TEST_CASE("Tier 2 tiled matmul matches Eigen on random shapes, checked mode finds no race") {
   for (const auto& shape :
        tt::matmul_shapes({{1, 1, 1}, {16, 16, 16}, {17, 33, 5}, {40, 7, 64}}, 3, 100)) {
     const long m = shape[0], k = shape[1], n = shape[2];
