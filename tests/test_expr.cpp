@@ -126,8 +126,10 @@ TEST_CASE("transpose: alone, fused with elementwise, with a schedule, on uneven 
 }
 
 // Host backends move 16 x 16 blocks through registers, skip scratch for plain transposes and
-// stream outputs of 32 MiB or more; these shapes span several 128 x 128 tiles, end in partial
-// blocks and (the first two) cross the streaming threshold.
+// stream outputs of 32 MiB or more, a team walking several tiles down a column of the output;
+// these shapes span several tiles, end in partial blocks and (the first three) cross the
+// streaming threshold. The third is two tile columns wide: its columns of tiles are split
+// between teams, the last group shorter than the others.
 TEST_CASE("transpose: multi-tile and streaming-size outputs, 4- and 8-byte types") {
   {
     M ea = tt::random_matrix<float>(4000, 2100), eb = tt::random_matrix<float>(2100, 4000);
@@ -143,6 +145,14 @@ TEST_CASE("transpose: multi-tile and streaming-size outputs, 4- and 8-byte types
     array<double, 2> A = from_eigen(ea), T(1100, 4000);
     T = transpose(A);
     CHECK(max_abs_diff(to_eigen(T), MD(ea.transpose())) == 0.0);
+  }
+  {
+    M ea = tt::random_matrix<float>(50, 170003), eb = tt::random_matrix<float>(170003, 50);
+    array<float, 2> A = from_eigen(ea), B = from_eigen(eb), T(170003, 50);
+    T = transpose(A);
+    CHECK(max_abs_diff(to_eigen(T), M(ea.transpose())) == 0.0);
+    T = transpose(A) - B;
+    CHECK(max_abs_diff(to_eigen(T), M(ea.transpose() - eb)) <= 1e-6);
   }
   for (const auto& shape : {std::pair<long, long>{600, 333}, {257, 47}, {33, 529}}) {
     const long r = shape.first, c = shape.second;

@@ -106,6 +106,29 @@ TEST_CASE("barrier insertion pass: only where scratch is read after write or wri
   CHECK(b[1].hazard.find("across iterations") != std::string::npos);
 }
 
+TEST_CASE("CPU staged transpose streaming its output: a team walks a column of tiles") {
+  codegen::target t;  // a CPU target that streams outputs of 4 KiB or more
+  t.thread_per_logical = false;
+  t.staged_block = 16;
+  t.staged_pad = 0;
+  t.transpose_tile[0] = 16;
+  t.transpose_tile[1] = 16;
+  t.streaming_store_min_bytes = 4096;
+  t.concurrency = 2;
+  array<float, 2> A(40, 1000);  // output 1000 x 40: 63 x 3 tiles
+  auto k = codegen::lower(codegen::build_graph(transpose(A)), t).plan.kernels.at(0);
+  CHECK(k.streaming_stores);
+  // 3 columns of tiles; 8 teams (4 per thread) wanted: 63 tiles per team halve to 32 (6
+  // teams), then 16 (3 x 4 = 12 teams, the last group of each column 15 tiles).
+  CHECK(k.tiles_per_team == 16);
+  CHECK(k.league_size == 12);
+  CHECK(k.mapping.find("16 consecutive tiles down a column") != std::string::npos);
+  t.streaming_store_min_bytes = 1 << 30;  // not streamed: one tile per team
+  k = codegen::lower(codegen::build_graph(transpose(A)), t).plan.kernels.at(0);
+  CHECK(k.tiles_per_team == 1);
+  CHECK(k.league_size == 63 * 3);
+}
+
 TEST_CASE("explain prints memory spaces and barriers") {
   array<float, 2> A(64, 64), B(64, 64);
   const std::string s = explain(relu(matmul(A, B)));

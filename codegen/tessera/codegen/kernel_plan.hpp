@@ -133,9 +133,12 @@ struct kernel_plan {
   bool streaming_stores = false;  ///< CPU: outputs written with non-temporal stores
   bool flat_index = true;         ///< elementwise: every operand contiguous (one flat loop)
   int rows_per_team = 1;          ///< tile_reduce: output rows advancing together in one team
-  gemm_params gemm;               ///< matmul, packed CPU form
-  gpu_matmul_params gpu_mm;       ///< matmul, register-blocked GPU form
-  bool packed_matmul = false;     ///< matmul lowers to the packed CPU gemm
+  /// staged transpose on CPUs: consecutive tiles down a column of the output that one team
+  /// walks (one store fence per team when streaming).
+  std::int64_t tiles_per_team = 1;
+  gemm_params gemm;            ///< matmul, packed CPU form
+  gpu_matmul_params gpu_mm;    ///< matmul, register-blocked GPU form
+  bool packed_matmul = false;  ///< matmul lowers to the packed CPU gemm
 };
 
 inline std::string list_dims(const std::vector<std::int64_t>& v) {

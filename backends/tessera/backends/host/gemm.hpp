@@ -96,10 +96,10 @@ using simd::store;
 /// @pre 1 <= m <= MR, 1 <= n <= NR, kc >= 1; padding rows/columns of a, b are zero.
 template <class T, class Ep>
 TESSERA_SIMD_FULL_WIDTH inline void micro_kernel(index_type kc, const T* __restrict a,
-                                                  const T* __restrict b, T* __restrict c,
-                                                  index_type ldc, int m, int n, bool accumulate,
-                                                  bool finish, const Ep& ep, index_type i0,
-                                                  index_type j0) {
+                                                 const T* __restrict b, T* __restrict c,
+                                                 index_type ldc, int m, int n, bool accumulate,
+                                                 bool finish, const Ep& ep, index_type i0,
+                                                 index_type j0) {
   using S = micro_tile<T>;
   constexpr int MR = S::MR, NV = S::NV, W = S::W, NR = S::NR;
   using V = typename simd_type<T, W>::type;

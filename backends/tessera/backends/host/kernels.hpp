@@ -46,8 +46,9 @@ struct kernels {
   /// generic chunk fold uses), as one GCC/Clang vector.
   /// \tparam K power of two  \tparam L lanes (a multiple of the target's vector length)
   template <int K, int L, class T>
-    requires(simd::bytes > 0 && std::is_arithmetic_v<T>)
-  TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static simd::vec<T, L> block_sums(const T* p) {
+  requires(simd::bytes > 0 &&
+           std::is_arithmetic_v<T>) TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE
+      static simd::vec<T, L> block_sums(const T* p) {
     if constexpr (K == 1)
       return simd::load<simd::vec<T, L>>(p);
     else
@@ -126,44 +127,50 @@ struct kernels {
     using policy = Kokkos::TeamPolicy<Space>;
     policy p(exec, static_cast<int>(k.league_size), k.team_size);
     sc.request(p);
+    const index_type per = k.tiles_per_team, groups_i = (tiles_i + per - 1) / per;
     backends::impl::launch(k.label, p, [=](const typename policy::member_type& team) {
-      // Tiles down a column of the output first: consecutive teams read the same operand rows.
-      const index_type ti = team.league_rank() % tiles_i, tj = team.league_rank() / tiles_i;
-      const index_type oi = ti * th, oj = tj * tw;
+      // Tiles down a column of the output first: consecutive teams (and a team's `per` tiles)
+      // read the same operand rows.
+      const index_type tj = team.league_rank() / groups_i;
+      const index_type ti0 = team.league_rank() % groups_i * per;
+      const index_type ti1 = tiles_i - ti0 < per ? tiles_i : ti0 + per;
       ctx<char, S> c;
       c.ld = B;
       sc.bind(team, c);
-      const index_type ni = rows - oi < th ? rows - oi : th;
-      const index_type nj = cols - oj < tw ? cols - oj : tw;
-      for (index_type ib = 0; ib < ni; ib += B)
-        for (index_type jb = 0; jb < nj; jb += B) {
-          c.oi = oi + ib;
-          c.oj = oj + jb;
-          const index_type bi = ni - ib < B ? ni - ib : B, bj = nj - jb < B ? nj - jb : B;
-          if (pure_transpose && bi == B && bj == B) {
-            // The kernel is a plain transpose: full blocks go from registers straight to the
-            // output, no scratch bounce.
-            ev.visit_staged([&](const auto& t) {
-              if constexpr (requires { t.child.row_ptr(0); })
-                transpose_block(t.child.row_ptr(c.oj) + c.oi, t.child.row_stride(),
-                                o + c.oi * ldo + c.oj, ldo, stream);
-            });
-            continue;
-          }
-          ev.visit_staged([&](const auto& t) { stage_block(t, c); });
-          if (bj == B) {
-            for (index_type ii = 0; ii < bi; ++ii) {
-              alignas(64) T line[B];
-              const index_type i = c.oi + ii;
-              for (int jj = 0; jj < B; ++jj) line[jj] = static_cast<T>(ev.at(c, i, c.oj + jj));
-              store_row(o + i * ldo + c.oj, line, stream);
+      for (index_type ti = ti0; ti < ti1; ++ti) {
+        const index_type oi = ti * th, oj = tj * tw;
+        const index_type ni = rows - oi < th ? rows - oi : th;
+        const index_type nj = cols - oj < tw ? cols - oj : tw;
+        for (index_type ib = 0; ib < ni; ib += B)
+          for (index_type jb = 0; jb < nj; jb += B) {
+            c.oi = oi + ib;
+            c.oj = oj + jb;
+            const index_type bi = ni - ib < B ? ni - ib : B, bj = nj - jb < B ? nj - jb : B;
+            if (pure_transpose && bi == B && bj == B) {
+              // The kernel is a plain transpose: full blocks go from registers straight to the
+              // output, no scratch bounce.
+              ev.visit_staged([&](const auto& t) {
+                if constexpr (requires { t.child.row_ptr(0); })
+                  transpose_block(t.child.row_ptr(c.oj) + c.oi, t.child.row_stride(),
+                                  o + c.oi * ldo + c.oj, ldo, stream);
+              });
+              continue;
             }
-          } else {
-            for (index_type ii = 0; ii < bi; ++ii)
-              for (index_type jj = 0; jj < bj; ++jj)
-                o[(c.oi + ii) * ldo + c.oj + jj] = static_cast<T>(ev.at(c, c.oi + ii, c.oj + jj));
+            ev.visit_staged([&](const auto& t) { stage_block(t, c); });
+            if (bj == B) {
+              for (index_type ii = 0; ii < bi; ++ii) {
+                alignas(64) T line[B];
+                const index_type i = c.oi + ii;
+                for (int jj = 0; jj < B; ++jj) line[jj] = static_cast<T>(ev.at(c, i, c.oj + jj));
+                store_row(o + i * ldo + c.oj, line, stream);
+              }
+            } else {
+              for (index_type ii = 0; ii < bi; ++ii)
+                for (index_type jj = 0; jj < bj; ++jj)
+                  o[(c.oi + ii) * ldo + c.oj + jj] = static_cast<T>(ev.at(c, c.oi + ii, c.oj + jj));
+            }
           }
-        }
+      }
       if (stream) store_fence();
     });
   }
@@ -301,9 +308,11 @@ struct kernels {
   /// straight from memory (rows with unit column stride), and tiles no wider than a line.
   template <class Core, class In>
   static constexpr bool line_rows_apply =
-      simd::lanes<typename Core::value_type> > 1 && lane_wise_op<typename Core::op_type> &&
-      requires(const In& x) { x.row_ptr(0); } &&
-      Core::cols <= line_vectors * simd::lanes<typename Core::value_type>;
+      simd::lanes<typename Core::value_type> > 1 &&
+      lane_wise_op<typename Core::op_type>&& requires(const In& x) {
+    x.row_ptr(0);
+  }
+  &&Core::cols <= line_vectors* simd::lanes<typename Core::value_type>;
 
   /// tile_reduce of output row i, line by line: a line is W = line_vectors x lanes consecutive
   /// input columns (256 floats on AVX-512), Q = W / C outputs. The R input rows under a line
@@ -371,8 +380,9 @@ struct kernels {
 
   /// Narrow tile_reduce of output rows i0 .. i0 + M: chunks of L outputs; the M x R input rows
   /// under a chunk combine element-wise into M lines in one loop (M x R concurrent streams;
-  /// M = 1 measured best: more streams than the prefetchers follow cost bandwidth), then each line's groups of C neighbours combine into outputs, the epilogue runs, and the
-  /// results are stored (whole lines streamed when `stream`).
+  /// M = 1 measured best: more streams than the prefetchers follow cost bandwidth), then each
+  /// line's groups of C neighbours combine into outputs, the epilogue runs, and the results are
+  /// stored (whole lines streamed when `stream`).
   template <int S, int M, int R, int C, class T, class Op, class Fin, class In, class Ev, class OT>
   TESSERA_HOST_FORCEINLINE static void narrow_rows(const Op& op, const Fin& finish, const In& in,
                                                    const Ev& ev,

@@ -52,9 +52,26 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
         k.team_size = 1;
         k.streaming_stores = t.streaming_store_min_bytes > 0 &&
                              std::size_t(n) * root.elem_bytes >= t.streaming_store_min_bytes;
-        k.mapping = "one team member per tile, walking it in " + std::to_string(t.staged_block) +
-                    "x" + std::to_string(t.staged_block) + " blocks" +
-                    (k.streaming_stores ? "; output lines written with non-temporal stores" : "");
+        if (k.streaming_stores) {
+          // Each team ends with a store fence, which waits for its streaming stores to reach
+          // memory: a team walks a whole column of tiles (fewer while that leaves fewer than 4
+          // teams per thread), so fences are rare.
+          std::int64_t per = k.tiles[0];
+          while (per > 1 &&
+                 k.tiles[1] * ceil_div(k.tiles[0], per) < 4 * std::int64_t(t.concurrency))
+            per = ceil_div(per, 2);
+          k.tiles_per_team = per;
+          k.league_size = k.tiles[1] * ceil_div(k.tiles[0], per);
+        }
+        k.mapping = "one team member per " +
+                    (k.tiles_per_team > 1 ? std::to_string(k.tiles_per_team) +
+                                                " consecutive tiles down a column of the output"
+                                          : std::string("tile")) +
+                    ", walking each in " + std::to_string(t.staged_block) + "x" +
+                    std::to_string(t.staged_block) + " blocks" +
+                    (k.streaming_stores ? "; output lines written with non-temporal stores, one "
+                                          "store fence per team"
+                                        : "");
       }
       break;
     }
@@ -107,11 +124,11 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
         k.league_size = ceil_div(rows, k.rows_per_team);
         k.streaming_stores = t.streaming_store_min_bytes > 0 &&
                              std::size_t(n) * root.elem_bytes >= t.streaming_store_min_bytes;
-        k.mapping = "one iteration per group of " + std::to_string(k.rows_per_team) +
-                    " output rows; vector loops over columns" +
-                    std::string(k.streaming_stores
-                                    ? "; output lines written with non-temporal stores"
-                                    : "");
+        k.mapping =
+            "one iteration per group of " + std::to_string(k.rows_per_team) +
+            " output rows; vector loops over columns" +
+            std::string(k.streaming_stores ? "; output lines written with non-temporal stores"
+                                           : "");
       }
       break;
     }
