@@ -25,10 +25,13 @@ using codegen::node_role;
 
 /// Per-kernel, per-element context. S = staged slots (transposes in the expression, >= 1);
 /// OutputOrder: staged tiles are stored in output order (CPU kernels) rather than transposed
-/// (GPU kernels).
-template <class Acc, int S, bool OutputOrder = false>
+/// (GPU kernels). MatmulCore: the kernel is a matmul kernel whose expression holds one matmul
+/// node, which is therefore its core: that node's value is `acc`, known at compile time (so
+/// the epilogue has no per-element test and vectorizes).
+template <class Acc, int S, bool OutputOrder = false, bool MatmulCore = false>
 struct ectx {
   static constexpr bool output_order = OutputOrder;
+  static constexpr bool matmul_core = MatmulCore;
   Acc acc{};
   void* staged[S] = {};
   int ld = 0;
@@ -247,8 +250,30 @@ struct special_eval {
 
 template <class A, class B>
 struct eval<matmul_node<A, B>> : special_eval<typename matmul_node<A, B>::value_type> {
+  using T = typename matmul_node<A, B>::value_type;
+  using base = special_eval<T>;
   eval() = default;
   eval(const matmul_node<A, B>&, int id, const build_ctx& b) { this->init(id, b); }
+  using base::flat;
+  template <class C>
+  TESSERA_FORCEINLINE T at(const C& c, index_type i, index_type j) const {
+    if constexpr (C::matmul_core)
+      return T(c.acc);
+    else
+      return base::at(c, i, j);
+  }
+  template <class C>
+  TESSERA_FORCEINLINE T at(const C& c, const index<2>& i) const {
+    return at(c, i[0], i[1]);
+  }
+};
+
+/// The expression type E of an evaluator eval<E>.
+template <class Ev>
+struct expr_of;
+template <class E>
+struct expr_of<eval<E>> {
+  using type = E;
 };
 template <int R, int C, class Op, class A, bool M>
 struct eval<tile_reduce_node<R, C, Op, A, M>>

@@ -135,6 +135,21 @@ TESSERA_SIMD_FULL_WIDTH inline void micro_kernel(index_type kc, const T* __restr
     }
     return;
   }
+  if (m == MR && n == NR) {
+    // A full tile's epilogue, row by row: a loop of NR independent elements the compiler
+    // vectorizes when the epilogue inlines without per-element branches.
+    for (int r = 0; r < MR; ++r) {
+      alignas(64) T row[NR];
+      TESSERA_GCC_UNROLL(8)
+      for (int v = 0; v < NV; ++v) store(row + v * W, acc[r][v]);
+      T* const cr = c + r * ldc;
+      if (accumulate)
+        for (int j = 0; j < NR; ++j) cr[j] = ep(i0 + r, j0 + j, T(cr[j] + row[j]));
+      else
+        for (int j = 0; j < NR; ++j) cr[j] = ep(i0 + r, j0 + j, row[j]);
+    }
+    return;
+  }
   alignas(64) T tile[MR * NR];
   TESSERA_GCC_UNROLL(32)
   for (int r = 0; r < MR; ++r) TESSERA_GCC_UNROLL(8)

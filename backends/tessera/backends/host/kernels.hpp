@@ -204,10 +204,13 @@ struct kernels {
                   (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
       if (k.packed_matmul) {
         // Packed panels + register-blocked micro-kernel, epilogue on each finished element.
+        // With one matmul node in the expression, it is this kernel's core at compile time.
+        constexpr bool one_core =
+            codegen::kind_count<typename eval::expr_of<Ev>::type, node_kind::matmul>() == 1;
         host::gemm<T>(
             exec, ext[0], ext[1], A.cols, A.p, A.ld, B.p, B.ld, out.p, out.s[0],
             [ev](index_type i, index_type j, T acc) {
-              ctx<T, S> c;
+              eval::ectx<T, S, true, one_core> c;
               c.acc = acc;
               return static_cast<T>(ev.at(c, i, j));
             },
