@@ -192,6 +192,7 @@ void run_checker(const tiled_extent<T...>& te, const F& kernel, checker_options 
   constexpr index_type dims[rank] = {T...};
   Kokkos::fence();
   checked_context ctx({T...}, opt);
+  const tessera::impl::hooked_run_scope hooked;  // outlives the hooked copy below
   std::unique_ptr<F> copy;
   {
     tessera::impl::capture_scope scope(&ctx);

@@ -257,7 +257,7 @@ class array {
   }
   TESSERA_FORCEINLINE T& operator[](const index<N>& i) const {
 #ifndef TESSERA_DEVICE_PASS
-    if (hook_) [[unlikely]]
+    if (impl::hooked_run_active() && hook_) [[unlikely]]
       return impl::hooked_element<T, N>(hook_, i);
     if constexpr (!host_accessible_memory) impl::device_memory_on_host("array");
 #endif
@@ -330,7 +330,7 @@ class array {
   }
   /// True when element accesses of this copy go through a host hook (checked mode, dry run).
   TESSERA_INLINE bool has_hook() const {
-    return hook_ != nullptr;
+    return impl::hooked_run_active() && hook_ != nullptr;
   }
   /// Element access as strided_ref (device-callable; no host hook).
   TESSERA_INLINE impl::strided_ref<T, N> ref() const {

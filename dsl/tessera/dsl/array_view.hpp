@@ -198,7 +198,7 @@ class array_view {
   }
   TESSERA_FORCEINLINE T& operator[](const index<N>& i) const {
 #ifndef TESSERA_DEVICE_PASS
-    if (hook_) [[unlikely]]
+    if (impl::hooked_run_active() && hook_) [[unlikely]]
       return impl::hooked_element<T, N>(hook_, i);
     if constexpr (!host_accessible_memory) return host_element(i);
 #endif
@@ -371,7 +371,7 @@ class array_view {
     return b;
   }
   TESSERA_INLINE bool has_hook() const {
-    return hook_ != nullptr;
+    return impl::hooked_run_active() && hook_ != nullptr;
   }
   /// Element access of the device data as strided_ref (device-callable; no host hook).
   TESSERA_INLINE impl::strided_ref<T, N> ref() const {

@@ -33,6 +33,19 @@
 #define TESSERA_HOST_FORCEINLINE inline
 #endif
 
+/// Tells the optimizer that a host-side condition holds (GCC/Clang; nothing elsewhere). Only in
+/// host-only code (the CPU backends' kernels), never in device code.
+#if defined(__GNUC__) || defined(__clang__)
+#define TESSERA_HOST_ASSUME(cond)         \
+  do {                                    \
+    if (!(cond)) __builtin_unreachable(); \
+  } while (0)
+#else
+#define TESSERA_HOST_ASSUME(cond) \
+  do {                            \
+  } while (0)
+#endif
+
 /// Inline every call inside the function (GCC, Clang): used on launch functors so that the
 /// fast path of a tile kernel is specialised as one function.
 #if defined(__GNUC__) || defined(__clang__)

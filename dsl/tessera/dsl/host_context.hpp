@@ -125,6 +125,36 @@ class global_hook {
   virtual void* element(const index_type* idx, int rank) = 0;
 };
 
+/// True on this host thread while a host executor runs a kernel copy whose buffers route
+/// their element accesses through hooks (the validation dry run and checked mode, both run on
+/// the launching thread). Everywhere else no hook exists, and element access tests this
+/// thread-local flag before the buffer's hook pointer: a CPU backend's for_each loop branches
+/// on the flag once, so in its hook-free copy the compiler knows every access is direct and
+/// vectorizes the loop (a test of each captured buffer's own hook pointer kept it scalar).
+inline bool& hooked_run_flag() {
+  static thread_local bool active = false;
+  return active;
+}
+/// hooked_run_flag() on the host; false in device code (kernels on GPUs never see hooks).
+TESSERA_FORCEINLINE bool hooked_run_active() {
+#ifdef TESSERA_DEVICE_PASS
+  return false;
+#else
+  return hooked_run_flag();
+#endif
+}
+/// Marks this thread as running hooked kernel copies for the scope's lifetime.
+class hooked_run_scope {
+ public:
+  hooked_run_scope() : prev_(hooked_run_flag()) { hooked_run_flag() = true; }
+  hooked_run_scope(const hooked_run_scope&) = delete;
+  hooked_run_scope& operator=(const hooked_run_scope&) = delete;
+  ~hooked_run_scope() { hooked_run_flag() = prev_; }
+
+ private:
+  bool prev_;
+};
+
 /// Element `idx` of a hooked buffer, out of line: the index is passed by value so that the
 /// caller's index never has its address taken (which would keep it in memory and stop the
 /// fast path's loops from vectorizing).

@@ -23,6 +23,22 @@ struct tile_mapping {
 
   template <int... T, class F>
   TESSERA_FORCEINLINE static void for_each(const member_type&, const F& f) {
+    // Two copies of the loop nest: in the one that runs outside the host executors, the
+    // compiler knows no captured buffer has a hook, so element accesses are plain loads and
+    // stores and the loop vectorizes.
+    if (tessera::impl::hooked_run_active()) {
+      loops<T...>(f);
+    } else {
+      // Restated in every iteration: a hook's out-of-line call could change the flag as far
+      // as the compiler knows, so a single test before the loop would not reach the accesses.
+      loops<T...>([&](const auto& i) {
+        TESSERA_HOST_ASSUME(!tessera::impl::hooked_run_active());
+        f(i);
+      });
+    }
+  }
+  template <int... T, class F>
+  TESSERA_FORCEINLINE static void loops(const F& f) {
     // The team has one member, so a phase is a loop nest in program order. Its logical
     // threads are independent (a conflict is a race), hence the innermost loop is marked
     // dependence-free for the vectorizer.
