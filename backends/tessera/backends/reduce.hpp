@@ -319,6 +319,12 @@ struct contiguous_run {
   KOKKOS_FORCEINLINE_FUNCTION const T* data() const { return p; }
 };
 
+/// True when the backend of Space provides vector block sums (block_sums<K, L>(const T*)).
+template <class Space, class T, int K, int L>
+concept has_block_sums = requires(const T* p) {
+  backend<Space>::template block_sums<K, L>(p);
+};
+
 template <class E>
 inline constexpr bool is_raw_operand = false;
 template <class T, int N>
@@ -427,10 +433,8 @@ struct chunk_folder {
       // (log2 K roundings in T), then folded into the accumulator lanes.
       constexpr int K = Rule::block > 1 ? Rule::block : 1;
       constexpr index_type G = index_type(K) * L;
-      constexpr bool vector_blocks = Rule::block > 1 && requires {
-        get.data();
-        backend<Space>::template block_sums<K, L>(get.data());
-      };
+      constexpr bool vector_blocks =
+          Rule::block > 1 && is_raw_operand<E> && has_block_sums<Space, value_type, K, L>;
       auto group = [&](index_type j) {
         if constexpr (vector_blocks) {
           const auto t = backend<Space>::template block_sums<K, L>(get.data() + j);

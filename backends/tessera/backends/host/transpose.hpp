@@ -8,13 +8,17 @@
 /// page. Moving 16 x 16 blocks through registers (one 64-byte line per row on both sides) and
 /// writing finished output lines with streaming stores (no read-for-ownership of the output,
 /// no eviction of the input panel) turns the kernel from latency-bound into bandwidth-bound.
-/// The shuffle network is the usual unpack / shuffle / lane-permute sequence (Intel 64 and
-/// IA-32 Optimization Reference Manual, "Matrix transposition").
+/// The in-register transpose is written once on GCC/Clang vector extensions: log2(N) stages of
+/// two-source shuffles, each swapping the off-diagonal b x b blocks of every 2b x 2b block (b =
+/// N/2, ..., 1), which the compilers lower to the target's permutes (AVX-512 vpermt2ps, NEON
+/// zip/uzp, ...). Streaming stores are x86-only (AVX, AVX-512) and behind a guard; elsewhere
+/// rows are stored normally.
 ///
-/// Every function has a portable scalar path; the vector paths are selected by the compiler's
-/// target macros (AVX-512F, AVX) and never compiled for device passes.
+/// Every function has a portable scalar path; the vector paths need GCC 12+ or Clang
+/// (__builtin_shufflevector) and are never compiled for device passes.
 #pragma once
 
+#include <tessera/backends/host/simd.hpp>
 #include <tessera/dsl/config.hpp>
 
 #include <cstddef>
@@ -28,6 +32,12 @@
 #define TESSERA_HOST_X86_SIMD 1
 #endif
 
+#if !defined(TESSERA_DEVICE_PASS) && !defined(__CUDACC__) && !defined(__HIPCC__) && \
+    (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12))
+#define TESSERA_HOST_SHUFFLE 1
+#include <utility>
+#endif
+
 namespace tessera::backends::host {
 
 /// Edge of the square blocks a staged transpose moves through registers (elements).
@@ -38,65 +48,38 @@ inline constexpr int transpose_block_size = 16;
 /// of the write side. Smaller outputs are stored normally so they remain cache-resident.
 inline constexpr std::size_t streaming_store_min_bytes = std::size_t{32} << 20;
 
-#if defined(TESSERA_HOST_X86_SIMD) && defined(__AVX512F__)
-// GCC 12's AVX-512 headers initialise some intrinsics' results from _mm512_undefined_ps()
-// and then warn about it (-Wuninitialized, GCC bug 105593) where they are inlined here.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+#if defined(TESSERA_HOST_SHUFFLE)
 namespace detail {
-/// In-register 16 x 16 transpose of 32-bit lanes: r[k] = row k in, row k out of the transpose.
-inline void transpose16x16_ps(__m512 r[16]) {
-  __m512 t[16];
-  for (int k = 0; k < 16; k += 2) {
-    t[k] = _mm512_unpacklo_ps(r[k], r[k + 1]);
-    t[k + 1] = _mm512_unpackhi_ps(r[k], r[k + 1]);
-  }
-  for (int k = 0; k < 16; k += 4) {
-    r[k] = _mm512_shuffle_ps(t[k], t[k + 2], 0x44);
-    r[k + 1] = _mm512_shuffle_ps(t[k], t[k + 2], 0xEE);
-    r[k + 2] = _mm512_shuffle_ps(t[k + 1], t[k + 3], 0x44);
-    r[k + 3] = _mm512_shuffle_ps(t[k + 1], t[k + 3], 0xEE);
-  }
-  for (int k = 0; k < 4; ++k) {
-    t[k] = _mm512_shuffle_f32x4(r[k], r[k + 4], 0x88);
-    t[k + 4] = _mm512_shuffle_f32x4(r[k], r[k + 4], 0xDD);
-    t[k + 8] = _mm512_shuffle_f32x4(r[k + 8], r[k + 12], 0x88);
-    t[k + 12] = _mm512_shuffle_f32x4(r[k + 8], r[k + 12], 0xDD);
-  }
-  for (int k = 0; k < 4; ++k) {
-    r[k] = _mm512_shuffle_f32x4(t[k], t[k + 8], 0x88);
-    r[k + 8] = _mm512_shuffle_f32x4(t[k], t[k + 8], 0xDD);
-    r[k + 4] = _mm512_shuffle_f32x4(t[k + 4], t[k + 12], 0x88);
-    r[k + 12] = _mm512_shuffle_f32x4(t[k + 4], t[k + 12], 0xDD);
-  }
+/// N lanes of T (N x sizeof(T) = 64 bytes: one AVX-512 register, two AVX or four NEON ones).
+template <class T, int N>
+using row_vec = simd::vec<T, N>;
+
+/// Stage b of the transpose network on rows a (index i, bit b clear) and c (i + b): lane j of
+/// the new row i is a[j] where bit b of j is clear, else c[j - b]; lane j of the new row i + b
+/// is a[j + b] where bit b of j is clear, else c[j].
+template <int B, class V, std::size_t... J>
+TESSERA_HOST_FORCEINLINE void swap_blocks(V& a, V& c, std::index_sequence<J...>) {
+  constexpr int N = int(sizeof...(J));
+  const V lo = __builtin_shufflevector(a, c, ((J & B) ? int(N + J - B) : int(J))...);
+  const V hi = __builtin_shufflevector(a, c, ((J & B) ? int(N + J) : int(J + B))...);
+  a = lo;
+  c = hi;
 }
-/// In-register 8 x 8 transpose of 64-bit lanes.
-inline void transpose8x8_pd(__m512d r[8]) {
-  __m512d t[8];
-  for (int k = 0; k < 8; k += 2) {
-    t[k] = _mm512_unpacklo_pd(r[k], r[k + 1]);
-    t[k + 1] = _mm512_unpackhi_pd(r[k], r[k + 1]);
-  }
-  for (int k = 0; k < 8; k += 4) {
-    r[k] = _mm512_shuffle_f64x2(t[k], t[k + 2], 0x88);
-    r[k + 1] = _mm512_shuffle_f64x2(t[k + 1], t[k + 3], 0x88);
-    r[k + 2] = _mm512_shuffle_f64x2(t[k], t[k + 2], 0xDD);
-    r[k + 3] = _mm512_shuffle_f64x2(t[k + 1], t[k + 3], 0xDD);
-  }
-  for (int k = 0; k < 2; ++k) {
-    t[k] = _mm512_shuffle_f64x2(r[k], r[k + 4], 0x88);
-    t[k + 4] = _mm512_shuffle_f64x2(r[k], r[k + 4], 0xDD);
-    t[k + 2] = _mm512_shuffle_f64x2(r[k + 2], r[k + 6], 0x88);
-    t[k + 6] = _mm512_shuffle_f64x2(r[k + 2], r[k + 6], 0xDD);
-  }
-  for (int k = 0; k < 8; ++k) r[k] = t[k];
+
+/// In-register N x N transpose: r[k] = row k in, row k out of the transpose.
+template <class T, int N>
+TESSERA_HOST_FORCEINLINE void transpose_rows(row_vec<T, N> r[N]) {
+  auto stage = [&](auto b) {
+    constexpr int B = decltype(b)::value;
+    for (int i = 0; i < N; ++i)
+      if ((i & B) == 0) swap_blocks<B>(r[i], r[i + B], std::make_index_sequence<N>{});
+  };
+  if constexpr (N >= 16) stage(std::integral_constant<int, 8>{});
+  if constexpr (N >= 8) stage(std::integral_constant<int, 4>{});
+  if constexpr (N >= 4) stage(std::integral_constant<int, 2>{});
+  stage(std::integral_constant<int, 1>{});
 }
 }  // namespace detail
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 #endif
 
 /// True when this build writes streaming (non-temporal) stores (x86 with AVX or AVX-512).
@@ -119,29 +102,34 @@ inline bool streamable(const T* p) {
 #endif
 }
 
+/// Writes the 64-byte line at `src` to `dst` (64-byte aligned) with a non-temporal store where
+/// the build has them (x86 AVX / AVX-512), else an ordinary copy.
+TESSERA_HOST_FORCEINLINE void stream_line(void* dst, const void* src) {
+#if defined(TESSERA_HOST_X86_SIMD) && defined(__AVX512F__)
+  _mm512_stream_si512(static_cast<__m512i*>(dst), _mm512_loadu_si512(src));
+#elif defined(TESSERA_HOST_X86_SIMD)
+  for (int b = 0; b < 64; b += 32)
+    _mm256_stream_si256(
+        reinterpret_cast<__m256i*>(static_cast<char*>(dst) + b),
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const char*>(src) + b)));
+#else
+  std::memcpy(dst, src, 64);
+#endif
+}
+
 /// Copies B = transpose_block_size elements from `src` to `dst`, with non-temporal stores when
 /// `stream` (dst must then satisfy streamable()). Callers issue store_fence() before the data
 /// is read by another thread or kernel.
 template <class T>
 TESSERA_HOST_FORCEINLINE void store_row(T* dst, const T* src, bool stream) {
-#if defined(TESSERA_HOST_X86_SIMD)
   if constexpr ((sizeof(T) == 4 || sizeof(T) == 8) && std::is_trivially_copyable_v<T>) {
     if (stream) {
       constexpr int bytes = transpose_block_size * int(sizeof(T));
-#if defined(__AVX512F__)
       for (int b = 0; b < bytes; b += 64)
-        _mm512_stream_si512(reinterpret_cast<__m512i*>(reinterpret_cast<char*>(dst) + b),
-                            _mm512_loadu_si512(reinterpret_cast<const char*>(src) + b));
-#else
-      for (int b = 0; b < bytes; b += 32)
-        _mm256_stream_si256(reinterpret_cast<__m256i*>(reinterpret_cast<char*>(dst) + b),
-                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
-                                reinterpret_cast<const char*>(src) + b)));
-#endif
+        stream_line(reinterpret_cast<char*>(dst) + b, reinterpret_cast<const char*>(src) + b);
       return;
     }
   }
-#endif
   (void)stream;
   std::memcpy(dst, src, sizeof(T) * transpose_block_size);
 }
@@ -154,30 +142,24 @@ template <class T>
 inline void transpose_block(const T* in, std::ptrdiff_t ld, T* out, std::ptrdiff_t ldo,
                             bool stream = false) {
   constexpr int B = transpose_block_size;
-#if defined(TESSERA_HOST_X86_SIMD) && defined(__AVX512F__)
-  if constexpr (sizeof(T) == 4 && std::is_trivially_copyable_v<T>) {
-    __m512 r[16];
-    for (int k = 0; k < 16; ++k)
-      r[k] = _mm512_loadu_ps(reinterpret_cast<const float*>(in + k * ld));
-    detail::transpose16x16_ps(r);
-    float* o = reinterpret_cast<float*>(out);
-    if (stream)
-      for (int k = 0; k < 16; ++k) _mm512_stream_ps(o + k * ldo, r[k]);
-    else
-      for (int k = 0; k < 16; ++k) _mm512_storeu_ps(o + k * ldo, r[k]);
-    return;
-  } else if constexpr (sizeof(T) == 8 && std::is_trivially_copyable_v<T>) {
-    for (int bi = 0; bi < B; bi += 8)
-      for (int bj = 0; bj < B; bj += 8) {
-        __m512d r[8];
-        for (int k = 0; k < 8; ++k)
-          r[k] = _mm512_loadu_pd(reinterpret_cast<const double*>(in + (bi + k) * ld + bj));
-        detail::transpose8x8_pd(r);
-        double* o = reinterpret_cast<double*>(out + bj * ldo + bi);
-        if (stream)
-          for (int k = 0; k < 8; ++k) _mm512_stream_pd(o + k * ldo, r[k]);
-        else
-          for (int k = 0; k < 8; ++k) _mm512_storeu_pd(o + k * ldo, r[k]);
+#if defined(TESSERA_HOST_SHUFFLE)
+  if constexpr ((sizeof(T) == 4 || sizeof(T) == 8) && std::is_trivially_copyable_v<T>) {
+    // N x N sub-blocks of one 64-byte row each: the whole block for 4-byte types, four 8 x 8
+    // blocks for 8-byte ones.
+    using E = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+    constexpr int N = 64 / int(sizeof(T));
+    using V = detail::row_vec<E, N>;
+    for (int bi = 0; bi < B; bi += N)
+      for (int bj = 0; bj < B; bj += N) {
+        V r[N];
+        for (int k = 0; k < N; ++k) std::memcpy(&r[k], in + (bi + k) * ld + bj, sizeof(V));
+        detail::transpose_rows<E, N>(r);
+        T* const o = out + bj * ldo + bi;
+        if (stream) {
+          for (int k = 0; k < N; ++k) stream_line(o + k * ldo, &r[k]);
+        } else {
+          for (int k = 0; k < N; ++k) std::memcpy(o + k * ldo, &r[k], sizeof(V));
+        }
       }
     return;
   }
