@@ -20,6 +20,7 @@
 
 #include <Halide.h>
 #include <cblas.h>
+#include <sched.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -475,6 +476,14 @@ inline std::map<std::string, std::pair<double, double>> time_here(std::vector<co
   return out;
 }
 
+/// Allows the calling thread on every online CPU (undoes an OpenMP runtime's binding of it).
+inline void unbind_this_thread() {
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  for (long c = 0; c < sysconf(_SC_NPROCESSORS_ONLN) && c < CPU_SETSIZE; ++c) CPU_SET(c, &all);
+  (void)sched_setaffinity(0, sizeof all, &all);
+}
+
 /// Runs this program again as a child (`--only W --contender C`) and reads its one result line.
 inline std::pair<double, double> time_in_child(const options& o, const std::string& workload,
                                                const std::string& who) {
@@ -498,9 +507,16 @@ inline std::pair<double, double> time_in_child(const options& o, const std::stri
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
   posix_spawn_file_actions_addclose(&fa, fd[0]);
+  // A child inherits the spawning thread's CPU affinity, and an OpenMP runtime bound by
+  // OMP_PROC_BIND pins this (master) thread to one CPU: every child, all its threads, would
+  // then share that CPU. Spawn from a thread allowed on every CPU of the process.
+  cpu_set_t bound;
+  const bool have_mask = sched_getaffinity(0, sizeof bound, &bound) == 0;
+  if (have_mask) unbind_this_thread();
   pid_t pid;
-  if (posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), environ) != 0)
-    throw std::runtime_error("tessera-peers: cannot start a child process");
+  const int spawned = posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), environ);
+  if (have_mask) (void)sched_setaffinity(0, sizeof bound, &bound);
+  if (spawned != 0) throw std::runtime_error("tessera-peers: cannot start a child process");
   posix_spawn_file_actions_destroy(&fa);
   close(fd[1]);
   std::string text;
@@ -572,6 +588,9 @@ inline int run(const options& o) {
     row r = fn(o, cs, name);
     std::map<std::string, std::pair<double, double>> t;
     if (child) {
+      // Tessera runs on its execution space's threads (bound as OMP_PROC_BIND says); another
+      // library's threads, started from this thread, would inherit the OpenMP binding of it.
+      if (o.contender != "Tessera") unbind_this_thread();
       t = time_here(cs, o.reps, o.contender);
       if (t.empty()) throw std::runtime_error("tessera-peers: no contender " + o.contender);
       std::printf("RESULT %.9g %.9g\n", t.begin()->second.first, t.begin()->second.second);

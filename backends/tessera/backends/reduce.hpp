@@ -630,6 +630,20 @@ typename Rule::acc_type fold_all_direct(const Space& exec, const char* label, co
   constexpr index_type chunk = chunk_elements<Space>;
   const index_type n = x.size();
   const index_type chunks = (n + chunk - 1) / chunk;
+#if defined(KOKKOS_ENABLE_SERIAL)
+  // One chunk cannot be split between threads: on a threaded host space it runs on
+  // Kokkos::Serial instead, without waking the thread pool (OpenMP, 2 threads, 2^14 floats:
+  // 0.49 instead of 1.03 us).
+  if constexpr (!std::is_same_v<Space, Kokkos::Serial> &&
+                Kokkos::SpaceAccessibility<Kokkos::Serial,
+                                           typename Space::memory_space>::accessible &&
+                chunk_elements<Kokkos::Serial> == chunk) {
+    if (chunks == 1) {
+      exec.fence();
+      return fold_all_direct(Kokkos::Serial(), label, e, x, rule);
+    }
+  }
+#endif
   partial_fold<typename Rule::acc_type> result{};
   tessera::impl::require_runtime(label);
   Kokkos::Profiling::pushRegion(label);
