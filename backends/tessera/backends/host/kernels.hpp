@@ -323,7 +323,10 @@ struct kernels {
   /// elements, so the prefetchers see long sequential streams), then each group of C
   /// neighbours combines into an output, the epilogue runs, and the Q results are stored
   /// (whole lines streamed when `stream` and Q fills lines). Outputs past the last whole line
-  /// are combined element by element.
+  /// are combined element by element. Each load also prefetches the same row's next line (a
+  /// prefetch never faults past the end): the loads then keep memory busy while the line's
+  /// groups combine (tile_mean 2x2 of 8192^2 floats, one AVX-512 EPYC core: 31-32 -> 35 GB/s,
+  /// 73 -> 81 % of the read bandwidth; 4x4 and 16x16 unchanged).
   /// @pre line_rows_apply<Core, In>
   template <int S, int R, int C, class T, class Op, class Fin, class In, class Ev, class OT>
   TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void line_rows(
@@ -341,11 +344,17 @@ struct kernels {
       const T* p = row0 + qa * C;
       V acc[NV];
       TESSERA_GCC_UNROLL(16)
-      for (int v = 0; v < NV; ++v) acc[v] = simd::load<V>(p + v * L);
+      for (int v = 0; v < NV; ++v) {
+        if ((v * L * int(sizeof(T))) % 64 == 0) simd::prefetch(p, W + v * L);  // once per cache line
+        acc[v] = simd::load<V>(p + v * L);
+      }
       for (int r = 1; r < R; ++r) {
         p += ld;
         TESSERA_GCC_UNROLL(16)
-        for (int v = 0; v < NV; ++v) acc[v] = op(acc[v], simd::load<V>(p + v * L));
+        for (int v = 0; v < NV; ++v) {
+          if ((v * L * int(sizeof(T))) % 64 == 0) simd::prefetch(p, W + v * L);  // once per cache line
+          acc[v] = op(acc[v], simd::load<V>(p + v * L));
+        }
       }
       alignas(64) T line[W];
       TESSERA_GCC_UNROLL(16)

@@ -48,6 +48,18 @@ inline constexpr int registers = 16;
 template <class T>
 inline constexpr int lanes = bytes / int(sizeof(T)) >= 2 ? bytes / int(sizeof(T)) : 1;
 
+/// Asks for the cache line holding element p[ahead] to be read into every cache level
+/// (GCC/Clang `__builtin_prefetch`: prefetcht0 on x86, PRFM PLDL1KEEP on AArch64). The
+/// address is formed in integers, so it may lie past the end of p's array: a prefetch never
+/// faults. \param ahead elements (not bytes)
+template <class T>
+TESSERA_HOST_FORCEINLINE void prefetch(const T* p, long ahead) {
+  __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<unsigned long long>(p) +
+                                                   static_cast<unsigned long long>(ahead) *
+                                                       sizeof(T)),
+                     0, 3);
+}
+
 template <class T, int W>
 struct vec_type {
   typedef T type __attribute__((vector_size(W * sizeof(T))));
