@@ -621,6 +621,14 @@ decltype(auto) with_fold_operand(const E& e, F&& f) {
   return f(e);
 }
 
+/// Reductions of at most this many chunks run on Kokkos::Serial when the execution space is a
+/// threaded host space, without waking its thread pool: one chunk cannot be split between
+/// threads (OpenMP, 2 threads, 2^14 floats: 0.49 instead of 1.03 us), and waking the pool
+/// costs about what one core takes to fold four chunks from cache (2^16 floats: 1.0 us on one
+/// thread, 1.3 on two). The chunks are the same; only the order their partials merge in
+/// differs, as it does between thread counts (reproducible mode fixes it).
+inline constexpr index_type serial_fold_chunks = 4;
+
 /// Folds every element of e (size n > 0) with rule, through parallel_reduce on exec (which
 /// returns after the reduction: the result is a host value).
 template <class Space, class E, class Rule>
@@ -631,13 +639,7 @@ typename Rule::acc_type fold_all_direct(const Space& exec, const char* label, co
   const index_type n = x.size();
   const index_type chunks = (n + chunk - 1) / chunk;
 #if defined(KOKKOS_ENABLE_SERIAL)
-  // Up to serial_fold_chunks chunks run on Kokkos::Serial on a threaded host space, without
-  // waking the thread pool: one chunk cannot be split between threads (OpenMP, 2 threads,
-  // 2^14 floats: 0.49 instead of 1.03 us), and waking the pool costs about what one core
-  // takes to fold four chunks from cache (2^16 floats: 1.0 us on one thread, 1.3 on two).
-  // The chunks are the same; only the order their partials merge in differs, as it does
-  // between thread counts (reproducible mode fixes it).
-  constexpr index_type serial_fold_chunks = 4;
+  // Up to serial_fold_chunks chunks run on Kokkos::Serial on a threaded host space.
   if constexpr (!std::is_same_v<Space, Kokkos::Serial> &&
                 Kokkos::SpaceAccessibility<Kokkos::Serial,
                                            typename Space::memory_space>::accessible &&
