@@ -57,7 +57,6 @@ inline options parse(CLI::App& app, int argc, char** argv) {
   return o;
 }
 
-
 /// Wall time of one run of f (followed by a Kokkos fence); for interleaved comparisons.
 template <class F>
 double time_once(F&& f) {
@@ -147,7 +146,6 @@ inline void print_table(const std::vector<result>& rs) {
                 r.pass ? "PASS" : "FAIL", r.note.empty() ? "" : "  ", r.note.c_str());
   }
 }
-
 
 /// Bar chart of speedup vs Eigen per workload, drawn by gnuplot (Debian package gnuplot-nox).
 inline void write_plot(const std::string& path, const std::vector<result>& rs) {
@@ -308,8 +306,9 @@ inline int run_all(const options& opt) {
   }
   print_ratios(rs, memcpy, penalty, pn);
   if (!opt.json.empty()) {
-    write_json(opt.json, rs, memcpy,
-               {tessera::backend_name(), tessera::backend_concurrency(), tessera::kokkos_version()});
+    write_json(
+        opt.json, rs, memcpy,
+        {tessera::backend_name(), tessera::backend_concurrency(), tessera::kokkos_version()});
     std::printf("wrote %s\n", opt.json.c_str());
   }
   if (!opt.plot.empty()) {

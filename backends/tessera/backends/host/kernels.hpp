@@ -13,6 +13,8 @@
 #include <tessera/backends/launch.hpp>
 #include <tessera/codegen/kernel_plan.hpp>
 
+#include <algorithm>
+
 namespace tessera::backends::host {
 
 /// op-combines v[0..N) pairwise (v[k] = op(v[k], v[k + n - n/2]) with halving n) and returns
@@ -334,6 +336,8 @@ struct kernels {
       const tessera::impl::strided_ref<OT, 2>& out, index_type i, index_type ocols, bool stream) {
     constexpr int L = simd::lanes<T>, NV = line_vectors, W = NV * L, Q = W / C;
     constexpr int B = transpose_block_size;
+    // Vectors per 64-byte cache line: one prefetch per line.
+    constexpr int VPL = std::max(1, 64 / (L * int(sizeof(T))));
     using V = simd::vec<T>;
     const index_type cols = ocols * C, ld = in.row_stride();
     const T* const row0 = in.row_ptr(i * R);
@@ -345,14 +349,14 @@ struct kernels {
       V acc[NV];
       TESSERA_GCC_UNROLL(16)
       for (int v = 0; v < NV; ++v) {
-        if ((v * L * int(sizeof(T))) % 64 == 0) simd::prefetch(p, W + v * L);  // once per cache line
+        if (v % VPL == 0) simd::prefetch(p, W + v * L);
         acc[v] = simd::load<V>(p + v * L);
       }
       for (int r = 1; r < R; ++r) {
         p += ld;
         TESSERA_GCC_UNROLL(16)
         for (int v = 0; v < NV; ++v) {
-          if ((v * L * int(sizeof(T))) % 64 == 0) simd::prefetch(p, W + v * L);  // once per cache line
+          if (v % VPL == 0) simd::prefetch(p, W + v * L);
           acc[v] = op(acc[v], simd::load<V>(p + v * L));
         }
       }

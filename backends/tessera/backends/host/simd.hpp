@@ -9,6 +9,7 @@
 
 #include <tessera/dsl/config.hpp>
 
+#include <cstdint>
 #include <cstring>
 
 // Clang splits 512-bit vector types into two 256-bit halves unless the function asks for the
@@ -54,9 +55,8 @@ inline constexpr int lanes = bytes / int(sizeof(T)) >= 2 ? bytes / int(sizeof(T)
 /// faults. \param ahead elements (not bytes)
 template <class T>
 TESSERA_HOST_FORCEINLINE void prefetch(const T* p, long ahead) {
-  __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<unsigned long long>(p) +
-                                                   static_cast<unsigned long long>(ahead) *
-                                                       sizeof(T)),
+  __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(p) +
+                                                   static_cast<std::uintptr_t>(ahead) * sizeof(T)),
                      0, 3);
 }
 
