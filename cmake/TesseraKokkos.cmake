@@ -104,3 +104,38 @@ function(tessera_require_kokkos_backend backend)
       "(Debian's libtrilinos-kokkos-dev provides the Serial backend only.)")
   endif()
 endfunction()
+
+# tessera_require_gpu_emulation()
+#   The GPU emulation (TESSERA_GPU_EMULATION) runs GPU-sized teams, one OpenMP thread per
+#   logical thread, on Kokkos::OpenMP: it needs the OpenMP backend and a Kokkos whose host teams
+#   hold as many members as a GPU block (1024; stock Kokkos caps them at 64). Fails at configure
+#   time, naming the Kokkos found and the fix, otherwise.
+function(tessera_require_gpu_emulation)
+  tessera_require_kokkos_backend(OpenMP)
+  set(_need 1024)
+  set(_cap "")
+  get_target_property(_inc Kokkos::kokkos INTERFACE_INCLUDE_DIRECTORIES)
+  foreach(_d IN LISTS _inc)
+    if(EXISTS "${_d}/impl/Kokkos_HostThreadTeam.hpp")
+      file(STRINGS "${_d}/impl/Kokkos_HostThreadTeam.hpp" _l REGEX "max_team_members *= *[0-9]+")
+      if(_l)
+        string(REGEX REPLACE ".*max_team_members *= *([0-9]+).*" "\\1" _cap "${_l}")
+      endif()
+    endif()
+  endforeach()
+  if(_cap STREQUAL "")
+    message(FATAL_ERROR
+      "Tessera: TESSERA_GPU_EMULATION=ON, but the host team limit of the Kokkos found (version "
+      "${TESSERA_KOKKOS_VERSION}, config in ${Kokkos_DIR}) could not be read from "
+      "impl/Kokkos_HostThreadTeam.hpp. Use a Kokkos built by\n"
+      "  ../shared/kokkos/build-kokkos.sh openmp-gpu PREFIX   (Kokkos 4.6.01 + kokkos-host-teams.patch)")
+  elseif(_cap LESS _need)
+    message(FATAL_ERROR
+      "Tessera: TESSERA_GPU_EMULATION=ON needs host teams of up to ${_need} members (one per "
+      "logical thread, as a GPU block), but the Kokkos found (version ${TESSERA_KOKKOS_VERSION}, "
+      "config in ${Kokkos_DIR}) caps them at ${_cap}. Build one with\n"
+      "  ../shared/kokkos/build-kokkos.sh openmp-gpu PREFIX   (Kokkos 4.6.01 + kokkos-host-teams.patch)\n"
+      "and configure with -DKokkos_ROOT=PREFIX.")
+  endif()
+  message(STATUS "Tessera: GPU emulation on Kokkos::OpenMP (host teams up to ${_cap} members)")
+endfunction()

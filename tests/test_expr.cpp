@@ -131,9 +131,13 @@ TEST_CASE("transpose: alone, fused with elementwise, with a schedule, on uneven 
 // streaming threshold. The third is two tile columns wide: its columns of tiles are split
 // between teams, the last group shorter than the others.
 TEST_CASE("transpose: multi-tile and streaming-size outputs, 4- and 8-byte types") {
+  const bool big = tt::backend_streams("transpose streaming-size outputs");
+  const long long_side = big ? 4000 : 300, wide = big ? 2100 : 210, mid = big ? 1100 : 110,
+             tall = big ? 170003 : 5003;
   {
-    M ea = tt::random_matrix<float>(4000, 2100), eb = tt::random_matrix<float>(2100, 4000);
-    array<float, 2> A = from_eigen(ea), B = from_eigen(eb), T(2100, 4000);
+    M ea = tt::random_matrix<float>(long_side, wide),
+      eb = tt::random_matrix<float>(wide, long_side);
+    array<float, 2> A = from_eigen(ea), B = from_eigen(eb), T(wide, long_side);
     T = transpose(A);
     CHECK(max_abs_diff(to_eigen(T), M(ea.transpose())) == 0.0);
     T = transpose(A) * 2.f + B;
@@ -141,14 +145,14 @@ TEST_CASE("transpose: multi-tile and streaming-size outputs, 4- and 8-byte types
   }
   {
     using MD = eigen_matrix<double>;
-    MD ea = tt::random_matrix<double>(4000, 1100);
-    array<double, 2> A = from_eigen(ea), T(1100, 4000);
+    MD ea = tt::random_matrix<double>(long_side, mid);
+    array<double, 2> A = from_eigen(ea), T(mid, long_side);
     T = transpose(A);
     CHECK(max_abs_diff(to_eigen(T), MD(ea.transpose())) == 0.0);
   }
   {
-    M ea = tt::random_matrix<float>(50, 170003), eb = tt::random_matrix<float>(170003, 50);
-    array<float, 2> A = from_eigen(ea), B = from_eigen(eb), T(170003, 50);
+    M ea = tt::random_matrix<float>(50, tall), eb = tt::random_matrix<float>(tall, 50);
+    array<float, 2> A = from_eigen(ea), B = from_eigen(eb), T(tall, 50);
     T = transpose(A);
     CHECK(max_abs_diff(to_eigen(T), M(ea.transpose())) == 0.0);
     T = transpose(A) - B;
@@ -207,8 +211,10 @@ TEST_CASE("tile_reduce and tile_mean against Eigen block reductions") {
 // of 32 MiB or more leave through streaming stores. Shapes end in partial chunks and lines; a
 // 1 x C and an R x 1 tile, an epilogue, and max (exact) as well as mean.
 TEST_CASE("tile_reduce with narrow tiles: partial chunks, streaming-size outputs, epilogues") {
+  const bool big = tt::backend_streams("tile_reduce streaming-size outputs");
   {
-    const long r = 2 * 2901, c = 2 * 2912;  // output 2901 x 2912 floats: 33.8 MB, rows aligned
+    // output 2901 x 2912 floats: 33.8 MB, rows aligned
+    const long r = 2 * (big ? 2901 : 301), c = 2 * (big ? 2912 : 312);
     M ea = tt::random_matrix<float>(r, c);
     array<float, 2> A = from_eigen(ea), T(r / 2, c / 2), U(r / 2, c / 2);
     T = tile_mean<2, 2>(A);

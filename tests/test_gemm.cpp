@@ -117,10 +117,12 @@ void edge_shapes() {
 }
 
 TEST_CASE("gemm<float>: every combination of edge sizes (0, 1, primes) and three blockings") {
+  if (tt::cpu_family_unused("host gemm on every shape")) return;
   edge_shapes<float>();
 }
 
 TEST_CASE("gemm<double>: every combination of edge sizes (0, 1, primes) and three blockings") {
+  if (tt::cpu_family_unused("host gemm on every shape")) return;
   edge_shapes<double>();
 }
 
@@ -142,10 +144,12 @@ void random_shapes() {
 }
 
 TEST_CASE("gemm<float>: random and tall/skinny shapes, padded leading dimensions") {
+  if (tt::cpu_family_unused("host gemm on every shape")) return;
   random_shapes<float>();
 }
 
 TEST_CASE("gemm<double>: random and tall/skinny shapes, padded leading dimensions") {
+  if (tt::cpu_family_unused("host gemm on every shape")) return;
   random_shapes<double>();
 }
 

@@ -17,6 +17,7 @@ TEST_CASE("public names from the umbrella header") {
   static_assert(std::is_base_of_v<tessera::error, tessera::bounds_error>);
   static_assert(std::is_base_of_v<tessera::error, tessera::shape_error>);
   CHECK(Kokkos::is_initialized());
-  CHECK(tessera::backend_name() == std::string(Kokkos::DefaultExecutionSpace::name()));
+  CHECK(tessera::backend_name() == std::string(Kokkos::DefaultExecutionSpace::name()) +
+                                       (tessera::gpu_emulation ? " (GPU emulation)" : ""));
   CHECK(tessera::kokkos_version().find('.') != std::string::npos);
 }

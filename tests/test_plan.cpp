@@ -2,6 +2,8 @@
 // the GPU-style lowering are produced on the host with a GPU target description.
 #include "test_util.hpp"
 
+#include <tessera/backends/gpu/kernels.hpp>
+
 namespace {
 using namespace tessera;
 using codegen::memory_space_kind;
@@ -143,7 +145,87 @@ TEST_CASE("explain prints memory spaces and barriers") {
   REQUIRE(low.plan.kernels[0].barriers.size() == 1);
   CHECK(low.plan.kernels[0].barriers[0].hazard.find("read-after-write on row_acc") !=
         std::string::npos);
-  CHECK(t.find("acc_chunk") != std::string::npos);
+  // The default backend's own plan: a scratch row per output row under the GPU mapping (CUDA,
+  // HIP, the GPU emulation), vector-register chunks on CPUs.
+  if (backends::backend<execution_space>::make_target().thread_per_logical)
+    CHECK(t.find("row_acc : float[64] -> scratch L0") != std::string::npos);
+  else
+    CHECK(t.find("acc_chunk") != std::string::npos);
+}
+
+// The launcher reads the plan the code generator made and checks it is the kernel it runs.
+// (The register-blocked GPU matmul's launcher used to require two barriers while the planner
+// gives three — one entering the loop, two per loop iteration of two k-steps — so every default
+// float matmul on CUDA, HIP and the GPU emulation threw before launching.)
+TEST_CASE("GPU launchers accept the GPU target's plans and name the kernel on a mismatch") {
+  array<float, 2> A(130, 70), B(70, 90), Cc(130, 90);
+  const auto k = codegen::lower(codegen::build_graph(relu(matmul(A, B) * 2.f + Cc)), gpu_target())
+                     .plan.kernels.at(0);
+  using blocked = backends::gpu::blocked_matmul_kernel<1, float, float, int, int, 64, 64, 16, 4, 4>;
+  CHECK_NOTHROW(backends::impl::check_plan(k, blocked::shape()));
+  auto two = k;
+  two.barriers.pop_back();
+  const std::string m =
+      tt::message_of<plan_error>([&] { backends::impl::check_plan(two, blocked::shape()); });
+  CHECK(tt::has(m, "GPU register-blocked matmul"));
+  CHECK(tt::has(m, "barriers: 2"));
+  CHECK(tt::has(m, k.name));
+  auto team = k;
+  team.team_size = 128;
+  CHECK_THROWS_WITH_AS(backends::impl::check_plan(team, blocked::shape()),
+                       doctest::Contains("team size 128 planned, 256 run"), plan_error);
+  auto small = k;
+  small.buffers[1].bytes /= 2;
+  CHECK_THROWS_WITH_AS(backends::impl::check_plan(small, blocked::shape()),
+                       doctest::Contains("scratch buffer a_tile1"), plan_error);
+  // A double matmul plans twice the bytes; the float kernel's shape does not fit it the other way.
+  array<double, 2> Ad(130, 70), Bd(70, 90);
+  const auto kd =
+      codegen::lower(codegen::build_graph(matmul(Ad, Bd)), gpu_target()).plan.kernels.at(0);
+  using blocked_d =
+      backends::gpu::blocked_matmul_kernel<1, double, double, int, int, 64, 64, 16, 4, 4>;
+  CHECK_NOTHROW(backends::impl::check_plan(kd, blocked_d::shape()));
+  CHECK_THROWS_AS(backends::impl::check_plan(k, blocked_d::shape()), plan_error);
+}
+
+// Tile programs insert their barriers as they run; a Tier 1 plan of one (the generic tiled
+// matmul) states them per loop iteration. executed_barriers turns the plan into the count the
+// program must run: a read-after-write barrier every iteration, the loop-carried
+// write-after-read one between iterations.
+TEST_CASE("executed barriers of a looped plan: per iteration and between iterations") {
+  array<int, 2> Ai(29, 17), Bi(17, 21);
+  for (const auto& t : {gpu_target(), backends::backend<execution_space>::make_target()}) {
+    CAPTURE(t.backend);
+    const auto k =
+        codegen::lower(codegen::build_graph(matmul(Ai, Bi).tile<8, 8>()), t).plan.kernels.at(0);
+    REQUIRE(k.barriers.size() == 2);
+    CHECK(k.barriers[0].in_loop);
+    CHECK_FALSE(k.barriers[0].loop_carried);
+    CHECK(k.barriers[1].loop_carried);
+    CHECK(codegen::executed_barriers(k.barriers, 0) == 0);
+    CHECK(codegen::executed_barriers(k.barriers, 1) == 1);
+    CHECK(codegen::executed_barriers(k.barriers, 3) == 5);
+  }
+}
+
+// Under the GPU mapping (CUDA, HIP, the GPU emulation) the default backend plans the float
+// matmul as the register-blocked kernel, as the GPU target above does; on CPUs the packed one.
+TEST_CASE("the default backend's float matmul plan") {
+  array<float, 2> A(100, 80), B(80, 60);
+  const auto p = plan(matmul(A, B));
+  REQUIRE(p.kernels.size() == 1);
+  const auto t = backends::backend<execution_space>::make_target();
+  if (t.thread_per_logical && t.max_team_size >= 256) {
+    CHECK(p.kernels[0].gpu_mm.bm == 64);
+    CHECK(p.kernels[0].team_size == 256);
+    CHECK(p.kernels[0].barriers.size() == 3);
+  } else if (t.thread_per_logical) {
+    MESSAGE("teams of at most " << t.max_team_size << " on " << backend_name()
+                                << ": the generic tiled matmul");
+    CHECK(p.kernels[0].team_size <= t.max_team_size);
+  } else {
+    CHECK(p.kernels[0].packed_matmul);
+  }
 }
 
 }  // namespace

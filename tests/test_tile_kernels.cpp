@@ -265,4 +265,77 @@ TEST_CASE("launch errors: uneven extent, over-large tile_static, empty extent is
       doctest::Contains("bytes of tile_static memory per tile"), resource_error);
 }
 
+// A tile whose logical threads outnumber what one team of the backend holds (the GPU mapping:
+// one member per logical thread) is a resource_error naming the tile, the team size and the
+// limit, before anything runs; Kokkos' own TeamPolicy check would abort the process (host
+// teams) or throw an unnamed std::runtime_error (CUDA). Where the team fits, the tile runs.
+TEST_CASE("a tile larger than the backend's team limit: resource_error before anything runs") {
+  array<float, 2> out(64, 64);
+  auto kernel = TESSERA_KERNEL(tile_group<32, 32>& g) {
+    auto x = g.tile_local<float>(1.f);
+    g.barrier.wait();
+    g.for_each([&](const tiled_index<32, 32>& t) { out[t.global] = x(t); });
+  };
+  const auto te = out.extent.tile<32, 32>();
+  const auto p = tessera::plan(te, kernel);
+  using functor = backends::impl::tile_functor<decltype(kernel), execution_space, 32, 32>;
+  const functor fn{kernel, te.tile_counts(), p.scratch_level, p.scratch_bytes[p.scratch_level]};
+  const int limit = backends::impl::team_size_limit(execution_space(), fn, p.scratch_level,
+                                                    p.scratch_bytes[p.scratch_level]);
+  if (p.team_size <= limit) {
+    MESSAGE("teams of " << p.team_size << " fit the " << backend_name() << " backend (limit "
+                        << limit << "): the tile runs");
+    parallel_for_each(te, kernel);
+    CHECK(sum(out) == 64.f * 64.f);
+  } else {
+    const std::string m = tt::message_of<resource_error>([&] { parallel_for_each(te, kernel); });
+    CHECK(tt::has(m, "parallel_for_each<32,32>: tile 32x32, a team of 1024 members"));
+    CHECK(tt::has(m, "at most " + std::to_string(limit)));
+    CHECK(sum(out) == 0.f);  // nothing ran
+  }
+}
+
+#ifdef _OPENMP
+// Inside an enclosing OpenMP parallel region Kokkos::OpenMP runs every team with one member: the
+// CPU mapping (one member per tile anyway) computes the right answer; the GPU mapping, whose
+// logical threads are team members holding their tile_local values, refuses with a usage_error
+// instead of a wrong answer.
+TEST_CASE("a launch from inside an OpenMP parallel region: right answer or usage_error") {
+  array<int, 2> out(16, 16);
+  auto kernel = TESSERA_KERNEL(tile_group<8, 8>& g) {
+    auto x = g.tile_local<int>(0);
+    g.for_each([&](const tiled_index<8, 8>& t) { x(t) = t.local_linear(); });
+    g.barrier.wait();
+    g.for_each([&](const tiled_index<8, 8>& t) { out[t.global] = x(t) + 1; });
+  };
+  const bool per_member = tessera::plan(out.extent.tile<8, 8>(), kernel).team_size > 1;
+  std::string refused, other;
+#pragma omp parallel num_threads(2)
+  {
+#pragma omp single
+    {
+      try {
+        parallel_for_each(out.extent.tile<8, 8>(), kernel);
+        Kokkos::fence();
+      } catch (const usage_error& e) {
+        refused = e.what();
+      } catch (const std::exception& e) {
+        other = e.what();
+      }
+    }
+  }
+  CHECK(other == "");
+  if (per_member) {
+    CHECK(
+        tt::has(refused, "parallel_for_each<8,8>: launched from inside an OpenMP parallel region"));
+    CHECK(sum(out) == 0);
+  } else {
+    CHECK(refused == "");
+    const auto o = to_eigen(out);
+    for (int r = 0; r < 16; ++r)
+      for (int c = 0; c < 16; ++c) CHECK(o(r, c) == (r % 8) * 8 + c % 8 + 1);
+  }
+}
+#endif
+
 }  // namespace

@@ -39,6 +39,44 @@ inline std::vector<std::array<long, 3>> matmul_shapes(std::vector<std::array<lon
   return fixed;
 }
 
+/// True when the default backend writes large outputs with streaming stores (the host kernel
+/// family): tests sized to cross that threshold only need those sizes there. Elsewhere (the
+/// GPU mapping: CUDA, HIP, the GPU emulation, whose teams cost a barrier per tile) they run
+/// the same code path at a smaller size, and say so.
+inline bool backend_streams(const char* what) {
+  const bool streams = tessera::backends::backend<tessera::execution_space>::make_target()
+                           .streaming_store_min_bytes > 0;
+  if (!streams)
+    MESSAGE(what << ": sizes reduced (no streaming-store threshold to cross on the "
+                 << tessera::backend_name() << " backend)");
+  return streams;
+}
+
+/// True (after printing why) when a test of the CPU kernel family (host/) has nothing to check
+/// in this build: the GPU emulation runs Tier 1 on the GPU kernel family, and the CPU family is
+/// tested by the serial and openmp presets.
+inline bool cpu_family_unused(const char* what) {
+  if (!tessera::gpu_emulation) return false;
+  MESSAGE(what << ": not run on the " << tessera::backend_name()
+               << " backend, whose Tier 1 kernels are the GPU family (the CPU family is tested "
+                  "by the serial and openmp presets)");
+  return true;
+}
+
+/// The message of the E that f() throws ("" when it throws nothing; other exceptions propagate).
+template <class E, class F>
+std::string message_of(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "";
+}
+inline bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
 /// Largest |a - b| over all elements (0 for empty).
 template <class A, class B>
 double max_abs_diff(const A& a, const B& b) {

@@ -2,8 +2,9 @@
 /// \brief The backends, one folder each, included when Kokkos has the execution space (the
 ///        Kokkos pattern: core/src/<Backend>/ under KOKKOS_ENABLE_<BACKEND>). CPU backends share
 ///        the host/ kernel family, GPU backends the gpu/ family; everything else is generic over
-///        the execution space. To add a backend: a folder with a backend.hpp that specialises
-///        `tessera::backends::backend<Space>` (backend_fwd.hpp) and
+///        the execution space. A GPU-emulation build (TESSERA_GPU_EMULATION) gives
+///        Kokkos::OpenMP the gpu/ family instead (gpu_emulation/). To add a backend: a folder with
+///        a backend.hpp that specialises `tessera::backends::backend<Space>` (backend_fwd.hpp) and
 ///        `tessera::impl::tile_mapping<Space>` (dsl/tile_mapping.hpp), included below.
 #pragma once
 
@@ -13,7 +14,11 @@
 #include <tessera/backends/serial/backend.hpp>
 #endif
 #ifdef KOKKOS_ENABLE_OPENMP
+#if TESSERA_GPU_EMULATION
+#include <tessera/backends/gpu_emulation/backend.hpp>
+#else
 #include <tessera/backends/openmp/backend.hpp>
+#endif
 #endif
 #ifdef KOKKOS_ENABLE_CUDA
 #include <tessera/backends/cuda/backend.hpp>

@@ -16,6 +16,7 @@
 
 #include <tessera/backends/backend_fwd.hpp>
 #include <tessera/backends/checked.hpp>
+#include <tessera/backends/kernels/team_policy.hpp>
 #include <tessera/backends/launch.hpp>
 #include <tessera/codegen/kernel_plan.hpp>
 #include <tessera/codegen/passes/tile_kernel.hpp>
@@ -321,13 +322,21 @@ struct tile_functor {
       auto raw = reinterpret_cast<std::uintptr_t>(team.team_scratch(level).get_shmem(bytes + 64));
       scratch = reinterpret_cast<char*>((raw + 63) & ~std::uintptr_t{63});
     }
+    // The GPU mapping runs logical thread l on member l (tile_local is the member's register):
+    // a team of another size would compute a wrong answer, so it stops here instead.
+    if constexpr (tessera::impl::tile_mapping<Space>::thread_per_logical)
+      if (team.team_size() != (T * ...))
+        tessera::impl::misuse_in_kernel(
+            "tessera: a tile launch under the GPU mapping whose team size differs from the "
+            "tile's logical threads");
     basic_tile_group<Space, T...> g(team, scratch, bytes, tile, origin);
     kernel(g);
   }
 };
 
 /// Launches `kernel` on `te` exactly as `plan` says (league, team size, scratch level and
-/// bytes). \throws resource_error when the team size exceeds what the backend allows for it
+/// bytes). \throws resource_error when the team size exceeds what the backend allows for it;
+/// usage_error when the backend would run the plan's team with fewer members (nested OpenMP)
 template <class Space, int... T, class F>
 void launch_planned(const Space& exec, const tiled_extent<T...>& te, const F& kernel,
                     const codegen::kernel_plan& plan) {
@@ -335,17 +344,7 @@ void launch_planned(const Space& exec, const tiled_extent<T...>& te, const F& ke
   const std::size_t bytes = plan.scratch_bytes[level];
   using functor = tile_functor<F, Space, T...>;
   functor fn{device_copy(kernel), te.tile_counts(), level, bytes};
-  Kokkos::TeamPolicy<Space> policy(exec, static_cast<int>(plan.league_size), plan.team_size,
-                                   plan.vector_length);
-  if (bytes) policy.set_scratch_size(level, Kokkos::PerTeam(bytes + 64));
-  if (plan.team_size > 1) {
-    const int max = policy.team_size_max(fn, Kokkos::ParallelForTag());
-    if (plan.team_size > max)
-      throw resource_error(plan.name + ": tile " + codegen::list_dims(plan.tile) + " has " +
-                           std::to_string(plan.team_size) + " logical threads; the " +
-                           plan.backend + " backend's teams hold at most " + std::to_string(max) +
-                           " for this kernel; use a smaller tile");
-  }
+  const auto policy = planned_team_policy(exec, plan, fn, level, bytes ? bytes + 64 : 0);
   launch(plan.label, policy, fn);
 }
 

@@ -74,6 +74,10 @@ struct target {
   /// tile_reduce on CPUs: bytes of one line of input columns combined in vector registers
   /// (0: no SIMD; element-wise chunks of 64 bytes).
   int tile_reduce_line_bytes = 0;
+  /// GPU emulation: the scratch level 0 bytes per team a real GPU offers (0: not emulating).
+  /// Plans needing more level 0 than the host allows but no more than this note that a GPU
+  /// would place them in level 0.
+  std::size_t emulated_gpu_scratch_max0 = 0;
 };
 
 /// True when a matmul node lowers to the CPU packed kernel (float/double, no .tile<> override).

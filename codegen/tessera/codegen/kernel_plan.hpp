@@ -85,7 +85,30 @@ struct barrier_plan {
   std::string fence;     ///< "all memory", "global memory", "tile_static memory"
   std::string hazard;    ///< why it is needed, e.g. "read-after-write on a_tile"
   bool in_loop = false;  ///< repeated once per iteration of a tile-uniform loop
+  /// in_loop and ending the iteration (a hazard carried into the next one): runs between
+  /// iterations, so trips - 1 times.
+  bool loop_carried = false;
 };
+
+/// How many barriers a kernel whose plan has `barriers` runs per tile when its loop makes
+/// `trips` iterations: the ones outside the loop once, those inside once per iteration, the
+/// loop-carried ones between iterations. (A barrier entering the loop runs only if it is
+/// entered.) Tile programs insert their barriers as they run; this is what they must execute.
+inline std::int64_t executed_barriers(const std::vector<barrier_plan>& barriers,
+                                      std::int64_t trips) {
+  std::int64_t n = 0;
+  for (const auto& b : barriers) {
+    if (b.loop_carried)
+      n += trips > 0 ? trips - 1 : 0;
+    else if (b.in_loop)
+      n += trips;
+    else if (b.hazard.find("(entering the loop)") != std::string::npos)
+      n += trips > 0 ? 1 : 0;
+    else
+      ++n;
+  }
+  return n;
+}
 
 /// Cache blocking of a packed matrix multiply (element counts), as launched: C is cut into
 /// `m_blocks` row blocks of mc rows, each split over `splits` column ranges (teams =

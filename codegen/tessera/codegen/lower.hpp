@@ -79,7 +79,7 @@ inline lowered lower(const expr_graph& g, const target& t) {
            g.nodes[in].dtype, memory_space_kind::global, 0, 0, "input"});
     k.buffers.push_back({ks.writes_temporary ? "tmp" + std::to_string(ks.root) : "out",
                          g.nodes[ks.root].dtype, memory_space_kind::global, 0, 0, "output"});
-    k.notes = body.notes;
+    k.notes.insert(k.notes.begin(), body.notes.begin(), body.notes.end());
     if (!ks.writes_temporary && out.fusion.output_aliases_input)
       k.notes.push_back("computed into a temporary, then copied to the output: " +
                         out.fusion.alias_reason);

@@ -75,6 +75,17 @@
 #define TESSERA_DEVICE_PASS 1
 #endif
 
+/// GPU emulation (CMake option TESSERA_GPU_EMULATION, the `gpu-emulation` preset): Kokkos::OpenMP
+/// runs the GPU kernel family and the GPU tile mapping — one OpenMP thread per logical thread,
+/// real team barriers, team scratch as on a GPU — so GPU code paths run and are tested on
+/// machines without a GPU. 0 (the default): OpenMP runs the CPU kernel family.
+#ifndef TESSERA_GPU_EMULATION
+#define TESSERA_GPU_EMULATION 0
+#endif
+#if TESSERA_GPU_EMULATION && !defined(KOKKOS_ENABLE_OPENMP)
+#error "TESSERA_GPU_EMULATION needs a Kokkos with the OpenMP backend (build-kokkos.sh openmp-gpu)"
+#endif
+
 #define TESSERA_KOKKOS_VERSION_AT_LEAST(major, minor) \
   (KOKKOS_VERSION >= ((major)*10000 + (minor)*100))
 
@@ -96,4 +107,6 @@ using memory_space = execution_space::memory_space;
 /// True when host code can dereference pointers into memory_space (Serial, OpenMP).
 inline constexpr bool host_accessible_memory =
     Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
+/// True in a GPU-emulation build (TESSERA_GPU_EMULATION): OpenMP runs the GPU kernel family.
+inline constexpr bool gpu_emulation = TESSERA_GPU_EMULATION != 0;
 }  // namespace tessera

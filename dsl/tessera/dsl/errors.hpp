@@ -41,6 +41,15 @@ class usage_error : public error {
   using error::error;
 };
 
+/// A kernel's launcher found that the plan it was given is not the kernel it runs (team size,
+/// barriers, scratch buffers or tile differ): an internal inconsistency between the code
+/// generator and a backend, reported before the launch. The message names the kernel, the plan
+/// and what differs.
+class plan_error : public error {
+ public:
+  using error::error;
+};
+
 /// Where a checked-mode finding happened: which buffer and element, in which tile and phase
 /// (phase k is the code between barrier k and barrier k+1 of the kernel body).
 struct access_site {

@@ -49,9 +49,11 @@ inline void require_runtime(const char* fn) {
 }
 }  // namespace impl
 
-/// Name of the Kokkos execution space Tessera launches on ("Serial", "OpenMP", "Cuda", ...).
+/// Name of the Kokkos execution space Tessera launches on ("Serial", "OpenMP", "Cuda", ...);
+/// "OpenMP (GPU emulation)" in a GPU-emulation build.
 inline std::string backend_name() {
-  return Kokkos::DefaultExecutionSpace::name();
+  return std::string(Kokkos::DefaultExecutionSpace::name()) +
+         (gpu_emulation ? " (GPU emulation)" : "");
 }
 /// Concurrency of that execution space (threads on CPUs).
 inline int backend_concurrency() {

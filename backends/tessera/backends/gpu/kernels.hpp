@@ -10,6 +10,8 @@
 
 #include <tessera/backends/eval/evaluators.hpp>
 #include <tessera/backends/kernels/operands.hpp>
+#include <tessera/backends/kernels/plan_check.hpp>
+#include <tessera/backends/kernels/team_policy.hpp>
 #include <tessera/backends/launch.hpp>
 #include <tessera/codegen/kernel_plan.hpp>
 
@@ -80,6 +82,11 @@ struct staged_transpose_kernel {
 /// hit distinct banks and stores are coalesced). K advances in BK-deep tiles through two
 /// scratch buffers: the next tiles load while the current ones are multiplied, one barrier per
 /// step. The epilogue runs on in-range elements only.
+///
+/// Plan (passes/phases.hpp): phase 0 loads the first tiles; the loop's two phases are two
+/// consecutive k-steps (buffers 0 then 1), each ending in a barrier; so: a barrier after phase
+/// 0, and barriers after phases 1 and 2 per loop iteration. `shape()` states it for the
+/// launcher's plan check.
 template <int S, class T, class OT, class Ev, class Member, int BM, int BN, int BK, int TM, int TN>
 struct blocked_matmul_kernel {
   static constexpr int RT = BM / TM, CT = BN / TN, NT = RT * CT;  // threads per team
@@ -89,6 +96,21 @@ struct blocked_matmul_kernel {
   tessera::impl::strided_ref<OT, 2> out;
   index_type M, N, K, tiles_i;
   operands::staged_scratch<4> sc;  // a_tile0, a_tile1, b_tile0, b_tile1 as planned
+
+  static backends::impl::kernel_shape shape() {
+    backends::impl::kernel_shape s;
+    s.kernel = "GPU register-blocked matmul " + std::to_string(BM) + "x" + std::to_string(BN) +
+               "x" + std::to_string(BK) + " (" + std::to_string(TM) + "x" + std::to_string(TN) +
+               " per member)";
+    s.team_size = NT;
+    s.tile = {BM, BN};
+    s.compare_scratch = true;
+    const std::size_t a = std::size_t(BK) * LDA * sizeof(T), b = std::size_t(BK) * BN * sizeof(T);
+    s.scratch_bytes = {a, a, b, b};
+    s.compare_barriers = true;
+    s.barriers = {{0, false}, {1, true}, {2, true}};
+    return s;
+  }
 
   KOKKOS_INLINE_FUNCTION void load(const Member& team, T* as, T* bs, index_type m0, index_type n0,
                                    index_type k0) const {
@@ -110,6 +132,9 @@ struct blocked_matmul_kernel {
     char* base = sc.base(team);
     T* as[2] = {reinterpret_cast<T*>(base + sc.offs[0]), reinterpret_cast<T*>(base + sc.offs[1])};
     T* bs[2] = {reinterpret_cast<T*>(base + sc.offs[2]), reinterpret_cast<T*>(base + sc.offs[3])};
+    // One member per micro-tile: a smaller team would leave outputs uncomputed.
+    if (team.team_size() != NT)
+      Kokkos::abort("tessera: GPU matmul launched with a team size other than its plan's");
     const int tid = team.team_rank();
     const int ty = tid / CT, tx = tid % CT;
     T acc[TM][TN];
@@ -132,8 +157,9 @@ struct blocked_matmul_kernel {
             for (int j = 0; j < TN; ++j) acc[i][j] += av[i] * bv[j];
         }
       }
-      team.team_barrier();  // the plan's barrier: the loaded tiles are read next step, the
-                            // read ones are overwritten next step
+      // The plan's barriers per k-step: the loaded tiles are read next step, the read ones
+      // overwritten next step. After the last step only registers are read: no barrier.
+      if (s + 1 < steps) team.team_barrier();
     }
     if (tid < NT) {
       ctx<T, S> c;
@@ -197,6 +223,10 @@ struct kernels {
                           const tessera::impl::strided_ref<T, N>& out, const extent<N>& ext) {
     const index_type n = ext.size();
     if (n == 0) return;
+    if (k.league_size != n)
+      throw plan_error("tessera: the GPU elementwise kernel cannot run plan '" + k.name + "' (" +
+                       k.backend + "): " + std::to_string(k.league_size) +
+                       " iterations planned, one per element (" + std::to_string(n) + ") run");
     if (k.flat_index)
       backends::impl::launch(k.label, range(exec, 0, n), elementwise_flat<S, Ev, T>{ev, out.p});
     else
@@ -208,16 +238,31 @@ struct kernels {
   static void staged_transpose(const Space& exec, const codegen::kernel_plan& k, const Ev& ev,
                                const tessera::impl::strided_ref<T, 2>& out, const extent<2>& ext,
                                bool /*pure_transpose*/) {
-    if (k.barriers.size() != 1)
-      throw error("tessera: staged-transpose plan with " + std::to_string(k.barriers.size()) +
-                  " barriers for a kernel with one");
+    // The kernel: any team size; one scratch slot per staged operand holding its tw x th block
+    // transposed (tw rows of ld >= th elements); one barrier between staging and storing.
+    backends::impl::kernel_shape shape;
+    shape.kernel = "GPU staged transpose";
+    shape.compare_scratch = true;
+    const int th = k.tile.size() == 2 ? int(k.tile[0]) : 0,
+              tw = k.tile.size() == 2 ? int(k.tile[1]) : 0;
+    ev.visit_staged([&](const auto& t) {
+      using E = typename std::remove_cvref_t<decltype(t)>::T;
+      if (shape.scratch_bytes.size() <= std::size_t(t.slot)) shape.scratch_bytes.resize(t.slot + 1);
+      shape.scratch_bytes[t.slot] = std::size_t(tw) * k.staged_ld * sizeof(E);
+    });
+    shape.compare_barriers = true;
+    shape.barriers = {{0, false}};
+    backends::impl::check_plan(k, shape);
+    if (th <= 0 || tw <= 0 || k.staged_ld < th)
+      throw plan_error("tessera: the GPU staged transpose kernel cannot run plan '" + k.name +
+                       "': tile " + codegen::list_dims(k.tile) + " with staged rows of " +
+                       std::to_string(k.staged_ld) + " elements");
     const auto sc = operands::staged_scratch<S>::from_plan(k);
-    policy p(exec, static_cast<int>(k.league_size), k.team_size);
-    sc.request(p);
-    backends::impl::launch(
-        k.label, p,
-        staged_transpose_kernel<S, Ev, T, member>{ev, out, ext[0], ext[1], k.tiles[0],
-                                                  int(k.tile[0]), int(k.tile[1]), k.staged_ld, sc});
+    using kernel = staged_transpose_kernel<S, Ev, T, member>;
+    const kernel fn{ev, out, ext[0], ext[1], k.tiles[0], th, tw, k.staged_ld, sc};
+    const auto p =
+        backends::impl::planned_team_policy(exec, k, fn, sc.level, sc.bytes ? sc.bytes + 64 : 0);
+    backends::impl::launch(k.label, p, fn);
   }
 
   template <int S, class Ev, class T, class OT>
@@ -227,17 +272,22 @@ struct kernels {
     if constexpr (std::is_floating_point_v<T>) {
       if (k.gpu_mm.bm) {
         constexpr int BM = 64, BN = 64, BK = 16, TM = 4, TN = 4;
+        using kernel = blocked_matmul_kernel<S, T, OT, Ev, member, BM, BN, BK, TM, TN>;
         if (k.gpu_mm.bm != BM || k.gpu_mm.bn != BN || k.gpu_mm.bk != BK || k.gpu_mm.tm != TM ||
             k.gpu_mm.tn != TN)
-          throw error("tessera: GPU matmul plan with a blocking this build has no kernel for");
-        using kernel = blocked_matmul_kernel<S, T, OT, Ev, member, BM, BN, BK, TM, TN>;
+          throw plan_error("tessera: plan '" + k.name + "' asks for a GPU matmul blocking (" +
+                           std::to_string(k.gpu_mm.bm) + "x" + std::to_string(k.gpu_mm.bn) + "x" +
+                           std::to_string(k.gpu_mm.bk) + ", " + std::to_string(k.gpu_mm.tm) + "x" +
+                           std::to_string(k.gpu_mm.tn) +
+                           " per member) this build has no kernel "
+                           "for (" +
+                           kernel::shape().kernel + ")");
+        backends::impl::check_plan(k, kernel::shape());
         const auto sc = operands::staged_scratch<4>::from_plan(k);
-        if (sc.nslots != 4 || k.barriers.size() != 2)
-          throw error("tessera: GPU matmul plan " + k.name + " is not the double-buffered form");
-        policy p(exec, static_cast<int>(k.league_size), k.team_size);
-        sc.request(p);
-        backends::impl::launch(k.label, p,
-                               kernel{A, B, ev, out, ext[0], ext[1], A.cols, k.tiles[0], sc});
+        const kernel fn{A, B, ev, out, ext[0], ext[1], A.cols, k.tiles[0], sc};
+        const auto p = backends::impl::planned_team_policy(exec, k, fn, sc.level,
+                                                           sc.bytes ? sc.bytes + 64 : 0);
+        backends::impl::launch(k.label, p, fn);
         return;
       }
     }
@@ -249,14 +299,20 @@ struct kernels {
                           const In& in, const Ev& ev, const tessera::impl::strided_ref<OT, 2>& out,
                           const extent<2>& ext) {
     using T = typename Core::value_type;
+    // The kernel: any team size; one scratch row of the input's columns; one barrier after the
+    // R rows are combined (prologue = first row, loop = the other rows, epilogue = outputs).
+    backends::impl::kernel_shape shape;
+    shape.kernel = "GPU tile_reduce";
+    shape.compare_scratch = true;
+    shape.scratch_bytes = {std::size_t(ext[1] * Core::cols) * sizeof(T)};
+    shape.compare_barriers = true;
+    shape.barriers = {{1, false}};
+    backends::impl::check_plan(k, shape);
     const std::size_t bytes = k.scratch_bytes[k.scratch_level];
-    if (bytes < std::size_t(ext[1] * Core::cols) * sizeof(T))
-      throw error("tessera: tile_reduce plan with less scratch than a row needs");
-    policy p(exec, static_cast<int>(k.league_size), k.team_size);
-    p.set_scratch_size(k.scratch_level, Kokkos::PerTeam(bytes + 64));
-    backends::impl::launch(k.label, p,
-                           tile_reduce_kernel<S, Core, In, Ev, OT, member>{
-                               in, ev, tr.op, out, ext[1], k.scratch_level, bytes});
+    using kernel = tile_reduce_kernel<S, Core, In, Ev, OT, member>;
+    const kernel fn{in, ev, tr.op, out, ext[1], k.scratch_level, bytes};
+    const auto p = backends::impl::planned_team_policy(exec, k, fn, k.scratch_level, bytes + 64);
+    backends::impl::launch(k.label, p, fn);
   }
 };
 

@@ -1,8 +1,9 @@
 /// \file gpu/mapping.hpp
-/// \brief How a tile runs on a GPU backend (CUDA, HIP): one team member (GPU thread) per
-///        logical thread, so a phase is one TeamThreadRange over the tile and tile_local is one
-///        register per member; barriers are team barriers, preceded by a memory fence when they
-///        order global memory (team_barrier alone orders team scratch).
+/// \brief How a tile runs on a GPU backend (CUDA, HIP, and OpenMP in the GPU emulation): one
+///        team member (GPU thread) per logical thread, so a phase is each member running its
+///        own logical thread and tile_local is one register per member; barriers are team barriers,
+///        preceded by a memory fence when they order global memory (team_barrier alone orders team
+///        scratch).
 #pragma once
 
 #include <tessera/dsl/host_context.hpp>
@@ -18,19 +19,20 @@ struct tile_mapping {
   template <int L>
   static constexpr int local_slots = 1;
 
+  /// One phase: member l runs logical thread l. @pre the team has exactly L = (T * ...)
+  /// members (the plan's team size; the launch checks it), so a logical thread's tile_local
+  /// register stays with the member that owns it across phases.
   template <int... T, class F>
   TESSERA_FORCEINLINE static void for_each(const member_type& team, const F& f) {
     constexpr int rank = sizeof...(T);
-    constexpr int L = (T * ...);
     [[maybe_unused]] constexpr int d[3] = {T...};
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](int l) {
-      if constexpr (rank == 1)
-        f(index<1>(l));
-      else if constexpr (rank == 2)
-        f(index<2>(l / d[1], l % d[1]));
-      else
-        f(index<3>(l / (d[1] * d[2]), (l / d[2]) % d[1], l % d[2]));
-    });
+    const int l = team.team_rank();
+    if constexpr (rank == 1)
+      f(index<1>(l));
+    else if constexpr (rank == 2)
+      f(index<2>(l / d[1], l % d[1]));
+    else
+      f(index<3>(l / (d[1] * d[2]), (l / d[2]) % d[1], l % d[2]));
   }
   TESSERA_FORCEINLINE static void barrier(const member_type& team, tessera::impl::fence_kind f) {
     if (tessera::impl::fences_global(f)) Kokkos::memory_fence();

@@ -11,6 +11,10 @@ namespace tessera::backends::gpu {
 
 /// tile_local bytes a logical thread may hold (registers, spilling to local memory).
 inline constexpr std::size_t tile_local_limit_bytes = 16 * 1024;
+/// Scratch level 0 per team on a CUDA GPU through Kokkos: 48 KiB of shared memory per block
+/// less what Kokkos reserves for team reductions ((1024 + 2) doubles and an int64, see
+/// Kokkos::TeamPolicy<Cuda>::scratch_size_max). What the GPU emulation compares its plans with.
+inline constexpr std::size_t cuda_scratch_level0_bytes = 48 * 1024 - (1024 + 2) * 8 - 8;
 
 template <class Space>
 codegen::target make_target() {

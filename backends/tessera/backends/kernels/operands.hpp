@@ -5,6 +5,7 @@
 #pragma once
 
 #include <tessera/backends/eval/evaluators.hpp>
+#include <tessera/backends/kernels/plan_check.hpp>
 #include <tessera/backends/tile_program.hpp>
 #include <tessera/codegen/kernel_plan.hpp>
 
@@ -107,6 +108,35 @@ struct tiled_matmul_body {
   }
 };
 
+/// Checks a Tier 1 plan `k` of a kernel that runs as a tile program against the program
+/// itself: its planning pass (the body run on the host, as every Tier 0 launch does) gives the
+/// team size, the scratch buffers and the barriers it inserts while its loop makes `trips`
+/// iterations; they must be the plan's. \throws plan_error naming what differs
+template <class Space, int... T, class F>
+void check_program_plan(const codegen::kernel_plan& k, const tiled_extent<T...>& te, const F& body,
+                        std::int64_t trips) {
+  const auto& rec = impl::record_body<Space, T...>(body);
+  const codegen::kernel_plan run = impl::plan_from_body<Space>("tile program", te, rec);
+  impl::kernel_shape shape;
+  shape.kernel = "tile program " + run.name;
+  shape.team_size = run.team_size;
+  shape.tile = run.tile;
+  shape.compare_scratch = true;
+  for (const auto* b : impl::scratch_buffers(run)) shape.scratch_bytes.push_back(b->bytes);
+  impl::check_plan(k, shape);
+  const std::int64_t planned = codegen::executed_barriers(k.barriers, trips);
+  if (k.scratch_level != run.scratch_level ||
+      k.scratch_bytes[k.scratch_level] != run.scratch_bytes[run.scratch_level] ||
+      std::int64_t(run.barriers.size()) != planned)
+    throw plan_error("tessera: the tile program of plan '" + k.name + "' (" + k.backend +
+                     ") runs " + std::to_string(run.barriers.size()) + " barriers and " +
+                     std::to_string(run.scratch_bytes[run.scratch_level]) + " B of scratch level " +
+                     std::to_string(run.scratch_level) + " per tile; the plan says " +
+                     std::to_string(planned) + " barriers (" + std::to_string(trips) +
+                     " loop iterations) and " + std::to_string(k.scratch_bytes[k.scratch_level]) +
+                     " B of level " + std::to_string(k.scratch_level));
+}
+
 /// Runs the generic tiled matmul as planned (plan.tile = TS x TS, TS in {8, 16, 32}).
 template <int S, class Space, class T, class OT, class Ev>
 void tiled_matmul(const Space& exec, const codegen::kernel_plan& k, const matrix<T>& A,
@@ -117,6 +147,7 @@ void tiled_matmul(const Space& exec, const codegen::kernel_plan& k, const matrix
     constexpr int TS = decltype(ts)::value;
     const auto te = ext.template tile<TS, TS>().pad();
     const auto body = tile_program(tiled_matmul_body<TS, S, T, OT, Ev>{A, B, ev, o});
+    check_program_plan<Space>(k, te, body, (A.cols + TS - 1) / TS);
     impl::launch_planned(exec, te, body, k);
   };
   switch (k.tile.empty() ? 0 : k.tile[0]) {

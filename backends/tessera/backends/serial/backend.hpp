@@ -3,10 +3,7 @@
 ///        tile, vectorized loop nests, tiles spread over the backend's threads.
 #pragma once
 
-#include <tessera/backends/backend_fwd.hpp>
-#include <tessera/backends/host/kernels.hpp>
-#include <tessera/backends/host/mapping.hpp>
-#include <tessera/backends/host/target.hpp>
+#include <tessera/backends/host/backend.hpp>
 
 namespace tessera {
 namespace impl {
@@ -15,12 +12,8 @@ struct tile_mapping<Kokkos::Serial> : backends::host::tile_mapping<Kokkos::Seria
 }  // namespace impl
 namespace backends {
 template <>
-struct backend<Kokkos::Serial> : host::kernels<Kokkos::Serial> {
+struct backend<Kokkos::Serial> : host::backend<Kokkos::Serial> {
   static constexpr const char* name = "Serial";
-  static codegen::target make_target() { return host::make_target<Kokkos::Serial>(); }
-  /// Reductions: one functor call folds 2^14 consecutive elements with SIMD lanes.
-  static constexpr index_type reduce_chunk = index_type(1) << 14;
-  static constexpr index_type reproducible_chunk = index_type(1) << 14;
 };
 }  // namespace backends
 }  // namespace tessera

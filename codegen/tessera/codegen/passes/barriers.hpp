@@ -77,7 +77,8 @@ inline std::vector<barrier_plan> insert_barriers(const phase_program& p) {
       } else if (in_second_copy) {
         const int pos = s - np - nl;  // 0: loop-carried, at the end of every iteration
         if (pos == 0)
-          out.push_back({np + nl - 1, "tile_static memory", what + " across iterations", true});
+          out.push_back(
+              {np + nl - 1, "tile_static memory", what + " across iterations", true, true});
         else
           out.push_back({np + pos - 1, "tile_static memory", what, true});
       } else {

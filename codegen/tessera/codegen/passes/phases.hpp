@@ -47,9 +47,10 @@ inline tile2 staged_tile(const expr_graph& g, const kernel_spec& k, const target
 }
 
 /// True when a matmul node lowers to the register-blocked GPU kernel (floating point, no
-/// .tile<> override).
+/// .tile<> override, its team of (bm/tm) x (bn/tn) members within the target's teams).
 inline bool uses_blocked_gpu_matmul(const target& t, const graph_node& mm) {
-  return t.thread_per_logical && mm.tile[0] == 0 && mm.floating;
+  return t.thread_per_logical && mm.tile[0] == 0 && mm.floating &&
+         (t.gpu_mm_bm / t.gpu_mm_tm) * (t.gpu_mm_bn / t.gpu_mm_tn) <= t.max_team_size;
 }
 /// Tile of the generic tiled matmul: the .tile<>() schedule or the target's default.
 inline int generic_matmul_tile(const target& t, const graph_node& mm) {

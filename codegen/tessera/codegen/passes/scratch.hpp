@@ -38,6 +38,11 @@ inline void place_scratch(kernel_plan& k, const kernel_body& b, const target& t,
   if (level == 1)
     for (std::size_t i = first; i < k.buffers.size(); ++i)
       k.buffers[i].space = memory_space_kind::scratch_level1;
+  if (level == 1 && requested <= t.emulated_gpu_scratch_max0)
+    k.notes.push_back("GPU emulation: " + std::to_string(requested) +
+                      " B of scratch per team exceed the host's level 0 (" +
+                      std::to_string(t.scratch_max[0]) + " B); a GPU offering " +
+                      std::to_string(t.emulated_gpu_scratch_max0) + " B places them in level 0");
   k.scratch_level = level;
   k.scratch_bytes[0] = k.scratch_bytes[1] = 0;
   k.scratch_bytes[level] = end;

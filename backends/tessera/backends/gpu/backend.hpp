@@ -1,0 +1,24 @@
+/// \file gpu/backend.hpp
+/// \brief The GPU kernel family as the backend of an execution space: what the `cuda`, `hip`
+///        and `gpu_emulation` folders specialise `backends::backend<Space>` and
+///        `impl::tile_mapping<Space>` with (each adds only its name).
+#pragma once
+
+#include <tessera/backends/backend_fwd.hpp>
+#include <tessera/backends/gpu/kernels.hpp>
+#include <tessera/backends/gpu/mapping.hpp>
+#include <tessera/backends/gpu/target.hpp>
+
+namespace tessera::backends::gpu {
+
+/// backends::backend<Space> on the GPU kernel family (see backend_fwd.hpp).
+template <class Space>
+struct backend : kernels<Space> {
+  static codegen::target make_target() { return gpu::make_target<Space>(); }
+  /// Reductions: one element per functor call (Kokkos reduces across threads in a coalesced
+  /// tree); reproducible mode folds chunks of 1024 elements per thread.
+  static constexpr index_type reduce_chunk = 1;
+  static constexpr index_type reproducible_chunk = 1024;
+};
+
+}  // namespace tessera::backends::gpu
