@@ -211,6 +211,20 @@ struct tile_reduce_kernel {
   }
 };
 
+/// Records the scratch bytes each staged transpose of a kernel touches (tw rows of ld
+/// elements of its type, in its plan slot): a named functor, so the HD visit_staged may call it
+/// from host code without a host/device diagnostic.
+template <int S>
+struct staged_slot_bytes {
+  std::size_t* bytes;
+  int tw, ld;
+  template <class Tr>
+  TESSERA_INLINE void operator()(const Tr& t) const {
+    if (t.slot >= 0 && t.slot < S)
+      bytes[t.slot] = std::size_t(tw) * std::size_t(ld) * sizeof(typename Tr::T);
+  }
+};
+
 /// The GPU kernel families of execution space Space (see backends/backend_fwd.hpp).
 template <class Space>
 struct kernels {
@@ -245,11 +259,13 @@ struct kernels {
     shape.compare_scratch = true;
     const int th = k.tile.size() == 2 ? int(k.tile[0]) : 0,
               tw = k.tile.size() == 2 ? int(k.tile[1]) : 0;
-    ev.visit_staged([&](const auto& t) {
-      using E = typename std::remove_cvref_t<decltype(t)>::T;
-      if (shape.scratch_bytes.size() <= std::size_t(t.slot)) shape.scratch_bytes.resize(t.slot + 1);
-      shape.scratch_bytes[t.slot] = std::size_t(tw) * k.staged_ld * sizeof(E);
-    });
+    std::size_t slot_bytes[S] = {};
+    ev.visit_staged(staged_slot_bytes<S>{slot_bytes, tw, k.staged_ld});
+    for (int i = 0; i < S; ++i)
+      if (slot_bytes[i]) {
+        shape.scratch_bytes.resize(std::size_t(i) + 1);
+        shape.scratch_bytes[std::size_t(i)] = slot_bytes[i];
+      }
     shape.compare_barriers = true;
     shape.barriers = {{0, false}};
     backends::impl::check_plan(k, shape);
