@@ -16,7 +16,8 @@ codegen::target gpu_target() {
   t.scratch_max[0] = 48 * 1024;
   t.scratch_max[1] = 1u << 30;
   t.max_team_size = 1024;
-  t.packed_matmul = false;
+  t.matmul.packed = false;
+  t.matmul.blocked = {64, 64, 16, 4, 4, true};
   t.tile_local_per_thread = true;  // registers, as backends::gpu::make_target says
   return t;
 }
@@ -111,10 +112,10 @@ TEST_CASE("barrier insertion pass: only where scratch is read after write or wri
 TEST_CASE("CPU staged transpose streaming its output: a team walks a column of tiles") {
   codegen::target t;  // a CPU target that streams outputs of 4 KiB or more
   t.thread_per_logical = false;
-  t.staged_block = 16;
-  t.staged_pad = 0;
-  t.transpose_tile[0] = 16;
-  t.transpose_tile[1] = 16;
+  t.transpose.block = 16;
+  t.transpose.pad = 0;
+  t.transpose.tile[0] = 16;
+  t.transpose.tile[1] = 16;
   t.streaming_store_min_bytes = 4096;
   t.concurrency = 2;
   array<float, 2> A(40, 1000);  // output 1000 x 40: 63 x 3 tiles

@@ -53,7 +53,7 @@ std::uint64_t target_key(const Space& exec) {
 /// Brings every array_view terminal of e to the device before kernels read it.
 template <class E>
 void sync_inputs(const E& e) {
-  if constexpr (E::kind == node_kind::terminal) {
+  if constexpr (E::traits.kind == node_kind::terminal) {
     if constexpr (requires { e.a.sync_state(); })
       if (auto* s = e.a.sync_state()) s->to_device(false);
   } else {
@@ -69,7 +69,7 @@ operands::matrix<typename A::value_type> matmul_operand(const A& a, int id, cons
   const auto x = a.get_extent();
   m.rows = x[0];
   m.cols = x[1];
-  if constexpr (A::kind == node_kind::terminal) {
+  if constexpr (A::traits.kind == node_kind::terminal) {
     if (b.role(id) != codegen::node_role::materialized) {
       const auto r = a.a.ref();
       m.p = r.p;
@@ -88,55 +88,45 @@ void run_kernel(const Space& exec, const E& e, int id, const kernel_spec& ks,
                 const codegen::kernel_plan& kp, const build_ctx& b,
                 const tessera::impl::strided_ref<OT, N>& out, const extent<N>& ext) {
   using B = backend<Space>;
-  // Only the family fusion can choose for E is instantiated (the frontier of E decides it, as
-  // in passes/fusion.hpp): every other case is a plan this kernel was not built for.
-  constexpr bool mm = codegen::frontier_has<E, node_kind::matmul>();
-  constexpr bool tr = !mm && codegen::frontier_has<E, node_kind::tile_reduce>();
-  constexpr bool st = !mm && !tr && codegen::frontier_has<E, node_kind::transpose>();
-  constexpr bool ew = !mm && !tr && !st;
+  // The family of E's kernel, decided at compile time by the fusion rule on E's frontier —
+  // the rule the fusion pass applied to E's graph (codegen/fusion_rule.hpp) — so only that
+  // family's kernel is instantiated. A plan of another family is not E's plan.
+  constexpr codegen::fused_kernel decided = codegen::fused_kernel_of<E>();
+  if (kp.family != decided.family)
+    throw error("tessera: internal error: kernel '" + kp.name + "' planned as " +
+                codegen::to_string(kp.family) + ", but its expression lowers to " +
+                codegen::to_string(decided.family));
   bool ran = false;
-  switch (kp.family) {
-    case codegen::kernel_family::tile_kernel:
-    case codegen::kernel_family::copy:
-      break;
-    case codegen::kernel_family::elementwise:
-      if constexpr (ew) {
-        B::template elementwise<S>(exec, kp, eval::make_eval(e, id, b), out, ext);
-        ran = true;
+  if constexpr (decided.family == codegen::kernel_family::elementwise) {
+    B::template elementwise<S>(exec, kp, eval::make_eval(e, id, b), out, ext);
+    ran = true;
+  } else if constexpr (decided.family == codegen::kernel_family::staged_transpose && N == 2) {
+    B::template staged_transpose<S>(exec, kp, eval::make_eval(e, id, b), out, ext,
+                                    is_plain_transpose<E, OT>::value);
+    ran = true;
+  } else if constexpr (decided.family == codegen::kernel_family::matmul && N == 2) {
+    ran = eval::with_node(e, id, ks.core, [&](const auto& core, int cid) {
+      using Core = std::remove_cvref_t<decltype(core)>;
+      if constexpr (is_matmul<Core>::value) {
+        const auto A = matmul_operand(core.a, eval::child_id<0, Core>(cid), b);
+        const auto Bm = matmul_operand(core.b, eval::child_id<1, Core>(cid), b);
+        B::template matmul<S>(exec, kp, A, Bm, eval::make_eval(e, id, b), out, ext);
       }
-      break;
-    case codegen::kernel_family::staged_transpose:
-      if constexpr (N == 2 && st) {
-        B::template staged_transpose<S>(exec, kp, eval::make_eval(e, id, b), out, ext,
-                                        is_plain_transpose<E, OT>::value);
-        ran = true;
-      }
-      break;
-    case codegen::kernel_family::matmul:
-      if constexpr (N == 2 && mm)
-        ran = eval::with_node(e, id, ks.core, [&](const auto& core, int cid) {
-          using Core = std::remove_cvref_t<decltype(core)>;
-          if constexpr (is_matmul<Core>::value) {
-            const auto A = matmul_operand(core.a, eval::child_id<0, Core>(cid), b);
-            const auto Bm = matmul_operand(core.b, eval::child_id<1, Core>(cid), b);
-            B::template matmul<S>(exec, kp, A, Bm, eval::make_eval(e, id, b), out, ext);
-          }
-        });
-      break;
-    case codegen::kernel_family::tile_reduce:
-      if constexpr (N == 2 && tr)
-        ran = eval::with_node(e, id, ks.core, [&](const auto& core, int cid) {
-          using Core = std::remove_cvref_t<decltype(core)>;
-          if constexpr (is_tile_reduce<Core>::value)
-            B::template tile_reduce<S>(exec, kp, core,
-                                       eval::make_eval(core.a, eval::child_id<0, Core>(cid), b),
-                                       eval::make_eval(e, id, b), out, ext);
-        });
-      break;
+    });
+  } else if constexpr (decided.family == codegen::kernel_family::tile_reduce && N == 2) {
+    ran = eval::with_node(e, id, ks.core, [&](const auto& core, int cid) {
+      using Core = std::remove_cvref_t<decltype(core)>;
+      if constexpr (is_tile_reduce<Core>::value)
+        B::template tile_reduce<S>(exec, kp, core,
+                                   eval::make_eval(core.a, eval::child_id<0, Core>(cid), b),
+                                   eval::make_eval(e, id, b), out, ext);
+    });
   }
   if (!ran)
-    throw error("tessera: internal error: kernel '" + kp.name + "' planned as " +
-                codegen::to_string(kp.family) + ", a family its expression cannot lower to");
+    throw error("tessera: internal error: kernel '" + kp.name + "' (" +
+                codegen::to_string(kp.family) + ") found no " +
+                (ks.core >= 0 ? "core node with id " + std::to_string(ks.core) : "kernel") +
+                " in its expression");
 }
 
 /// Calls f(node, id) for the node with pre-order id `target` under `e`, instantiating f only
@@ -145,7 +135,7 @@ void run_kernel(const Space& exec, const E& e, int id, const kernel_spec& ks,
 template <bool ParentIsMatmul = false, class E, class F>
 bool with_temporary_node(const E& e, int id, int target, F&& f) {
   if (id == target) {
-    if constexpr (!is_elementwise(E::kind) || ParentIsMatmul) {
+    if constexpr (!is_elementwise(E::traits) || ParentIsMatmul) {
       f(e, id);
       return true;
     } else {
@@ -156,7 +146,7 @@ bool with_temporary_node(const E& e, int id, int target, F&& f) {
   eval::for_each_child_id(e, id, [&](const auto& c, int cid) {
     using C = std::remove_cvref_t<decltype(c)>;
     if (!found && target >= cid && target < cid + codegen::node_count<C>())
-      found = with_temporary_node<E::kind == node_kind::matmul>(c, cid, target, f);
+      found = with_temporary_node<E::traits.kind == node_kind::matmul>(c, cid, target, f);
   });
   return found;
 }
@@ -414,7 +404,7 @@ struct reader_scope {
   }
   template <class N>
   void materialize(const N& n, int id) {
-    if constexpr (is_elementwise(N::kind)) {
+    if constexpr (is_elementwise(N::traits)) {
       eval::for_each_child_id(n, id, [&](const auto& c, int cid) { materialize(c, cid); });
     } else {
       const auto x = n.get_extent();

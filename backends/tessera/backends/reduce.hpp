@@ -22,6 +22,7 @@
 #include <tessera/dsl/array.hpp>
 #include <tessera/dsl/config.hpp>
 #include <tessera/dsl/errors.hpp>
+#include <tessera/dsl/expr/ops.hpp>
 #include <tessera/dsl/readable.hpp>
 
 #include <cstddef>
@@ -60,67 +61,6 @@ struct reproducible_t {
 };
 /// See reproducible_t.
 inline constexpr reproducible_t reproducible{};
-
-/// `a + b`, callable inside kernels (std::plus for Tessera reductions).
-template <class T = void>
-struct plus {
-  KOKKOS_INLINE_FUNCTION constexpr T operator()(const T& a, const T& b) const { return a + b; }
-};
-/// `a * b`, callable inside kernels.
-template <class T = void>
-struct multiplies {
-  KOKKOS_INLINE_FUNCTION constexpr T operator()(const T& a, const T& b) const { return a * b; }
-};
-/// The smaller of a and b (`a` when neither is smaller), callable inside kernels.
-template <class T = void>
-struct minimum {
-  KOKKOS_INLINE_FUNCTION constexpr T operator()(const T& a, const T& b) const {
-    return b < a ? b : a;
-  }
-};
-/// The larger of a and b (`a` when neither is larger), callable inside kernels.
-template <class T = void>
-struct maximum {
-  KOKKOS_INLINE_FUNCTION constexpr T operator()(const T& a, const T& b) const {
-    return a < b ? b : a;
-  }
-};
-/// Transparent `a + b` (argument types deduced).
-template <>
-struct plus<void> {
-  template <class A, class B>
-  KOKKOS_INLINE_FUNCTION constexpr auto operator()(const A& a, const B& b) const {
-    return a + b;
-  }
-};
-/// Transparent `a * b`.
-template <>
-struct multiplies<void> {
-  template <class A, class B>
-  KOKKOS_INLINE_FUNCTION constexpr auto operator()(const A& a, const B& b) const {
-    return a * b;
-  }
-};
-/// Transparent minimum (result in the common type of the arguments).
-template <>
-struct minimum<void> {
-  template <class A, class B>
-  KOKKOS_INLINE_FUNCTION constexpr std::common_type_t<A, B> operator()(const A& a,
-                                                                       const B& b) const {
-    using R = std::common_type_t<A, B>;
-    return b < a ? R(b) : R(a);
-  }
-};
-/// Transparent maximum (result in the common type of the arguments).
-template <>
-struct maximum<void> {
-  template <class A, class B>
-  KOKKOS_INLINE_FUNCTION constexpr std::common_type_t<A, B> operator()(const A& a,
-                                                                       const B& b) const {
-    using R = std::common_type_t<A, B>;
-    return a < b ? R(b) : R(a);
-  }
-};
 
 namespace backends::impl {
 
@@ -841,7 +781,8 @@ readable_value_t<E> max_value(const execution_space& exec, const E& e) {
 /// \tparam E readable of rank 1..3; T = readable_value_t<E>, trivially copyable
 /// \tparam Op callable inside kernels as op(T, T), result convertible to T; it must be
 ///         associative and commutative (elements are spread over SIMD lanes and chunks), e.g.
-///         tessera::plus<>, multiplies<>, minimum<>, maximum<>
+///         tessera::plus<>, multiplies<>, minimum<>, maximum<> (the same operators as ops::add,
+///         ops::mul, ops::min, ops::max of tile_reduce and elementwise expressions)
 /// \param e [in] the values (n elements); \param init [in] used once, converted to T
 /// \param op [in] the operation, copied into the kernel
 /// \return T; T(init) when n == 0. Every step is computed in T (no wider accumulator: use

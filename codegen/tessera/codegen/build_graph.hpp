@@ -6,6 +6,7 @@
 #pragma once
 
 #include <tessera/codegen/expr_graph.hpp>
+#include <tessera/codegen/fusion_rule.hpp>
 #include <tessera/dsl/host_context.hpp>
 #include <tessera/dsl/index.hpp>
 
@@ -46,25 +47,47 @@ constexpr int nodes_before_child() {
   return children_node_count<children_t<E>>(std::make_index_sequence<std::size_t(K)>{});
 }
 
-/// True when the frontier of E (the non-elementwise nodes reached from E through elementwise
-/// nodes only; fusion.hpp) holds a node of kind K: which kernel family E's kernel can be.
-template <class E, node_kind K>
-constexpr bool frontier_has();
-template <class Tuple, node_kind K, std::size_t... I>
-constexpr bool children_frontier_has(std::index_sequence<I...>) {
-  return (false || ... || frontier_has<std::remove_cvref_t<std::tuple_element_t<I, Tuple>>, K>());
+/// Nodes in the frontier of E (the non-elementwise nodes reached from E through elementwise
+/// nodes only; fusion_rule.hpp), at compile time.
+template <class E>
+constexpr int frontier_size();
+template <class Tuple, std::size_t... I>
+constexpr int children_frontier_size(std::index_sequence<I...>) {
+  return (0 + ... + frontier_size<std::remove_cvref_t<std::tuple_element_t<I, Tuple>>>());
 }
-template <class E, node_kind K>
-constexpr bool frontier_has() {
-  if constexpr (!is_elementwise(E::kind)) {
-    return E::kind == K;
+template <class E>
+constexpr int frontier_size() {
+  if constexpr (!is_elementwise(E::traits)) {
+    return 1;
   } else {
     using C = children_t<E>;
-    return children_frontier_has<C, K>(std::make_index_sequence<std::tuple_size_v<C>>{});
+    return children_frontier_size<C>(std::make_index_sequence<std::tuple_size_v<C>>{});
   }
 }
+/// Appends the traits of E's frontier to out[n...], in pre-order.
+template <class E>
+constexpr void collect_frontier(node_traits* out, int& n) {
+  if constexpr (!is_elementwise(E::traits)) {
+    out[n++] = E::traits;
+  } else {
+    using C = children_t<E>;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (collect_frontier<std::remove_cvref_t<std::tuple_element_t<I, C>>>(out, n), ...);
+    }
+    (std::make_index_sequence<std::tuple_size_v<C>>{});
+  }
+}
+/// The fusion decision for a kernel rooted at a node of type E: the same rule, on the same
+/// traits, as the fusion pass applies to E's graph (fusion_rule.hpp).
+template <class E>
+constexpr fused_kernel fused_kernel_of() {
+  node_traits f[frontier_size<E>() > 0 ? frontier_size<E>() : 1] = {};
+  int n = 0;
+  collect_frontier<E>(f, n);
+  return fuse_frontier(f, n);
+}
 
-/// Nodes of kind k in the tree of E.
+/// Nodes of kind K in the tree of E.
 template <class E, node_kind K>
 constexpr int kind_count();
 template <class Tuple, node_kind K, std::size_t... I>
@@ -74,8 +97,21 @@ constexpr int children_kind_count(std::index_sequence<I...>) {
 template <class E, node_kind K>
 constexpr int kind_count() {
   using C = children_t<E>;
-  return (E::kind == K ? 1 : 0) +
+  return (E::traits.kind == K ? 1 : 0) +
          children_kind_count<C, K>(std::make_index_sequence<std::tuple_size_v<C>>{});
+}
+/// Nodes of fusion role R in the tree of E.
+template <class E, fusion_role R>
+constexpr int role_count();
+template <class Tuple, fusion_role R, std::size_t... I>
+constexpr int children_role_count(std::index_sequence<I...>) {
+  return (0 + ... + role_count<std::remove_cvref_t<std::tuple_element_t<I, Tuple>>, R>());
+}
+template <class E, fusion_role R>
+constexpr int role_count() {
+  using C = children_t<E>;
+  return (E::traits.role == R ? 1 : 0) +
+         children_role_count<C, R>(std::make_index_sequence<std::tuple_size_v<C>>{});
 }
 
 /// How a terminal's memory `t` relates to the destination's `dst` (nullptr: a fresh array).
@@ -128,14 +164,14 @@ int build(const E& e, expr_graph& g, name_table& names, const tessera::impl::cap
   g.nodes.emplace_back();
   {
     graph_node& n = g.nodes[id];
-    n.kind = E::kind;
+    n.traits = E::traits;
     if constexpr (E::rank > 0) {
       const auto x = e.get_extent();
       for (int d = 0; d < E::rank; ++d) n.extent.push_back(x[d]);
     }
     fill_type<typename E::value_type>(n);
     for (int d = 0; d < 3; ++d) n.tile[d] = e.sched.tile[d];
-    if constexpr (E::kind == node_kind::terminal) {
+    if constexpr (E::traits.kind == node_kind::terminal) {
       const auto b = e.a.describe_memory();
       n.label = names.of(b.data);
       n.with_output = classify(b, dst);
@@ -143,7 +179,7 @@ int build(const E& e, expr_graph& g, name_table& names, const tessera::impl::cap
     } else {
       n.label = E::label();
     }
-    if constexpr (E::kind == node_kind::tile_reduce) {
+    if constexpr (E::traits.kind == node_kind::tile_reduce) {
       n.reduce_tile[0] = E::rows;
       n.reduce_tile[1] = E::cols;
     }
@@ -188,7 +224,7 @@ std::array<std::int64_t, fingerprint_size<E>> fingerprint(
       for (int d = 0; d < N::rank; ++d) key[k + d] = x[d];
     }
     for (int d = 0; d < 3; ++d) key[k + 3 + d] = n.sched.tile[d];
-    if constexpr (N::kind == node_kind::terminal) {
+    if constexpr (N::traits.kind == node_kind::terminal) {
       const auto b = n.a.describe_memory();
       key[k + 6] = static_cast<std::int64_t>(classify(b, dst)) * 2 + (contiguous(b) ? 1 : 0);
       int cls = 0;  // the first terminal with the same memory (names in plans)

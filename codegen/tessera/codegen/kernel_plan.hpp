@@ -6,6 +6,9 @@
 ///        and explain() prints it.
 #pragma once
 
+#include <tessera/codegen/target.hpp>
+#include <tessera/dsl/expr/node_kind.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
@@ -36,33 +39,9 @@ inline const char* to_string(memory_space_kind m) {
   return "?";
 }
 
-/// What a kernel computes; each backend implements every family (backends/<name>/).
-enum class kernel_family {
-  tile_kernel,       ///< a Tier 0 kernel (or Tier 2 program) written by the user
-  elementwise,       ///< a fused elementwise chain
-  staged_transpose,  ///< tiled elementwise kernel with transposes staged through scratch
-  matmul,            ///< matmul core with its fused epilogue
-  tile_reduce,       ///< tile_reduce / tile_mean core with prologue and epilogue
-  copy,              ///< copies a temporary to the output (when the output aliases an input)
-};
-
-inline const char* to_string(kernel_family f) {
-  switch (f) {
-    case kernel_family::tile_kernel:
-      return "tile kernel";
-    case kernel_family::elementwise:
-      return "elementwise";
-    case kernel_family::staged_transpose:
-      return "tiled elementwise (transpose staged in scratch)";
-    case kernel_family::matmul:
-      return "matmul + epilogue";
-    case kernel_family::tile_reduce:
-      return "tile_reduce + epilogue";
-    case kernel_family::copy:
-      return "copy";
-  }
-  return "?";
-}
+/// What a kernel computes (dsl/expr/node_kind.hpp: node types name their family there).
+using tessera::kernel_family;
+using tessera::to_string;
 
 /// Team scratch is requested with this many spare bytes, so the kernel can align its base to
 /// 64 bytes (vector loads); plans show it next to each kernel's scratch bytes.
@@ -110,23 +89,15 @@ inline std::int64_t executed_barriers(const std::vector<barrier_plan>& barriers,
   return n;
 }
 
-/// Cache blocking of a packed matrix multiply (element counts), as launched: C is cut into
-/// `m_blocks` row blocks of mc rows, each split over `splits` column ranges (teams =
-/// m_blocks * splits per launch); one launch per (nc-column panel, kc-deep block).
-struct gemm_params {
-  int mc = 0, kc = 0, nc = 0;  ///< rows of A per block, depth per block, columns per B panel
-  int mr = 0, nr = 0;          ///< register tile of the micro-kernel
+/// Cache blocking of a packed matrix multiply as launched (elements; gemm_blocking's mc, kc, nc,
+/// mr, nr after planning): C is cut into `m_blocks` row blocks of mc rows, each split over
+/// `splits` column ranges (teams = m_blocks * splits per launch); one launch per (nc-column
+/// panel, kc-deep block).
+struct gemm_params : gemm_blocking {
   std::int64_t m_blocks = 0, splits = 1, panels_per_split = 0;
   std::int64_t launches = 0;  ///< (N / nc) * (K / kc), rounded up
   int scratch_level = 1;      ///< the scratch level holding each team's packed A block
   std::string origin;         ///< "cache sizes", "tuned", "set by the caller"
-};
-
-/// Register-blocked GPU matmul: a block of bm x bn outputs per team, bk-deep scratch tiles,
-/// each logical thread computing a tm x tn micro-tile.
-struct gpu_matmul_params {
-  int bm = 0, bn = 0, bk = 0, tm = 0, tn = 0;
-  bool double_buffered = false;
 };
 
 /// One kernel launch (a Kokkos TeamPolicy, or a range policy for simple kernels).

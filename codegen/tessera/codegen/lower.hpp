@@ -71,12 +71,14 @@ inline lowered lower(const expr_graph& g, const target& t) {
     k.label = "tessera::" + std::string(to_string(ks.family)) + " " + describe_node(g, ks.root);
     if (!k.tile.empty()) k.label += " tile " + list_dims(k.tile);
     for (int in : ks.inputs)
-      if (g.nodes[in].kind == node_kind::terminal && !g.nodes[in].contiguous) k.flat_index = false;
+      if (g.nodes[in].traits.kind == node_kind::terminal && !g.nodes[in].contiguous)
+        k.flat_index = false;
     if (!k.flat_index) k.mapping += "; rows of the last dimension (an operand is a section)";
     for (int in : ks.inputs)
-      k.buffers.push_back(
-          {g.nodes[in].kind == node_kind::terminal ? g.nodes[in].label : "tmp" + std::to_string(in),
-           g.nodes[in].dtype, memory_space_kind::global, 0, 0, "input"});
+      k.buffers.push_back({g.nodes[in].traits.kind == node_kind::terminal
+                               ? g.nodes[in].label
+                               : "tmp" + std::to_string(in),
+                           g.nodes[in].dtype, memory_space_kind::global, 0, 0, "input"});
     k.buffers.push_back({ks.writes_temporary ? "tmp" + std::to_string(ks.root) : "out",
                          g.nodes[ks.root].dtype, memory_space_kind::global, 0, 0, "output"});
     k.notes.insert(k.notes.begin(), body.notes.begin(), body.notes.end());

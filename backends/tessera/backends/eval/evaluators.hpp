@@ -22,6 +22,7 @@
 namespace tessera::backends::eval {
 
 using codegen::node_role;
+using tessera::fusion_role;
 
 /// Per-kernel, per-element context. S = staged slots (transposes in the expression, >= 1);
 /// OutputOrder: staged tiles are stored in output order (CPU kernels) rather than transposed
@@ -345,10 +346,11 @@ struct eval<transpose_node<A>> {
   }
 };
 
-/// The number of staged slots an expression type needs (its transposes, at least 1).
+/// The number of staged slots an expression type needs (its nodes that can be staged, at
+/// least 1).
 template <class E>
-inline constexpr int staged_slots = codegen::kind_count<E, node_kind::transpose>() > 0
-                                        ? codegen::kind_count<E, node_kind::transpose>()
+inline constexpr int staged_slots = codegen::role_count<E, fusion_role::staged>() > 0
+                                        ? codegen::role_count<E, fusion_role::staged>()
                                         : 1;
 
 /// Finds the node with pre-order id `target` under `e` (whose id is `id`) and calls f(node, id).

@@ -28,19 +28,15 @@ codegen::target make_target() {
   t.concurrency = Space().concurrency();
   t.tile_local_max = tile_local_limit_bytes;
   t.tile_local_per_thread = true;
-  t.transpose_tile[0] = 32;
-  t.transpose_tile[1] = 32;
-  t.staged_block = 0;
-  t.staged_pad = 1;  // 33-element rows: a column of the staged tile spans every bank
+  t.transpose.tile[0] = 32;
+  t.transpose.tile[1] = 32;
+  t.transpose.block = 0;
+  t.transpose.pad = 1;  // 33-element rows: a column of the staged tile spans every bank
   t.streaming_store_min_bytes = 0;
-  t.packed_matmul = false;
-  t.matmul_tile = 16;
-  t.gpu_mm_bm = 64;
-  t.gpu_mm_bn = 64;
-  t.gpu_mm_bk = 16;
-  t.gpu_mm_tm = 4;
-  t.gpu_mm_tn = 4;
-  t.tile_reduce_team = 128;
+  t.matmul.packed = false;
+  t.matmul.generic_tile = 16;
+  t.matmul.blocked = {64, 64, 16, 4, 4, true};
+  t.tile_reduce.team = 128;
   return t;
 }
 

@@ -35,8 +35,8 @@ inline codegen::target make_target() {
   t.backend = "OpenMP (GPU emulation)";
   const int limit = host_team_limit();
   t.max_team_size = std::min(t.max_team_size, limit);
-  t.tile_reduce_team = std::min(t.tile_reduce_team, limit);
-  if (t.matmul_tile * t.matmul_tile > limit) t.matmul_tile = 8;
+  t.tile_reduce.team = std::min(t.tile_reduce.team, limit);
+  if (t.matmul.generic_tile * t.matmul.generic_tile > limit) t.matmul.generic_tile = 8;
   t.emulated_gpu_scratch_max0 = gpu::cuda_scratch_level0_bytes;
   return t;
 }

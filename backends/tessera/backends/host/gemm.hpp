@@ -51,10 +51,7 @@ namespace tessera::backends::host {
 /// gemm), depth of one packed block, columns of B per packed panel (rounded up to a multiple
 /// of NR). mr, nr record the micro-tile of the element type the blocking was made for; they are
 /// informational (printed by describe) and gemm ignores them, 0 = not recorded.
-struct gemm_blocking {
-  int mc, kc, nc;
-  int mr = 0, nr = 0;
-};
+using codegen::gemm_blocking;
 
 /// Text form for plan printers, e.g. "mc=96 kc=256 nc=2048 mr=6 nr=16" (mr/nr only when set).
 inline std::string describe(const gemm_blocking& b) {

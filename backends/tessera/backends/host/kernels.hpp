@@ -30,10 +30,9 @@ TESSERA_HOST_FORCEINLINE T tree_combine(T* v, const Op& op) {
 }
 
 /// True for the reduction ops whose bodies apply lane-wise to GCC/Clang vectors (Tessera's own
-/// `+`, `*`, min, max); a user's op is only ever called on scalars.
+/// `+`, `*`, min, max in either spelling, ops.hpp); a user's op is only ever called on scalars.
 template <class Op>
-inline constexpr bool lane_wise_op = std::is_same_v<Op, ops::add> || std::is_same_v<Op, ops::mul> ||
-                                     std::is_same_v<Op, ops::min> || std::is_same_v<Op, ops::max>;
+inline constexpr bool lane_wise_op = ops::reduction_of<Op> != ops::reduction_kind::other;
 
 /// The CPU kernel families of execution space Space (see backends/backend.hpp for the
 /// interface every backend implements).
@@ -339,6 +338,7 @@ struct kernels {
     // Vectors per 64-byte cache line: one prefetch per line.
     constexpr int VPL = std::max(1, 64 / (L * int(sizeof(T))));
     using V = simd::vec<T>;
+    const ops::canonical_reduction<Op> vop{};  // the same operator, lane by lane on vectors
     const index_type cols = ocols * C, ld = in.row_stride();
     const T* const row0 = in.row_ptr(i * R);
     OT* const orow = out.row(i);
@@ -357,7 +357,7 @@ struct kernels {
         TESSERA_GCC_UNROLL(16)
         for (int v = 0; v < NV; ++v) {
           if (v % VPL == 0) simd::prefetch(p, W + v * L);
-          acc[v] = op(acc[v], simd::load<V>(p + v * L));
+          acc[v] = vop(acc[v], simd::load<V>(p + v * L));
         }
       }
       alignas(64) T line[W];

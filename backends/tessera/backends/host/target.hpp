@@ -27,26 +27,21 @@ codegen::target make_target() {
   // is one 64-byte line written whole. Measured on a 2-core AMD EPYC (Zen 5, 8192^2 floats,
   // best of 5, non-temporal stores): with 2 MiB pages 30 GB/s (64..256 x 32 alike), 128 x 128
   // 23 GB/s, 512 x 64 22.6; with 4 KiB pages every shape 20-22 GB/s.
-  t.transpose_tile[0] = 128;
-  t.transpose_tile[1] = 32;
-  t.staged_block = transpose_block_size;
-  t.staged_pad = 0;
+  t.transpose.tile[0] = 128;
+  t.transpose.tile[1] = 32;
+  t.transpose.block = transpose_block_size;
+  t.transpose.pad = 0;
   t.streaming_store_min_bytes = streaming_supported ? streaming_store_min_bytes : 0;
-  t.packed_matmul = true;
-  const gemm_blocking f = current_blocking<float>(), d = current_blocking<double>();
-  t.gemm_mc = f.mc;
-  t.gemm_kc = f.kc;
-  t.gemm_nc = f.nc;
-  t.gemm_mr = gemm_mr<float>;
-  t.gemm_nr = gemm_nr<float>;
-  t.gemm_mc_double = d.mc;
-  t.gemm_kc_double = d.kc;
-  t.gemm_nc_double = d.nc;
-  t.gemm_mr_double = gemm_mr<double>;
-  t.gemm_nr_double = gemm_nr<double>;
-  t.gemm_origin = blocking_origin<float>();
-  t.matmul_tile = 16;
-  t.tile_reduce_line_bytes = simd::bytes * kernels<Space>::line_vectors;
+  t.matmul.packed = true;
+  t.matmul.gemm_float = current_blocking<float>();
+  t.matmul.gemm_float.mr = gemm_mr<float>;
+  t.matmul.gemm_float.nr = gemm_nr<float>;
+  t.matmul.gemm_double = current_blocking<double>();
+  t.matmul.gemm_double.mr = gemm_mr<double>;
+  t.matmul.gemm_double.nr = gemm_nr<double>;
+  t.matmul.gemm_origin = blocking_origin<float>();
+  t.matmul.generic_tile = 16;
+  t.tile_reduce.line_bytes = simd::bytes * kernels<Space>::line_vectors;
   return t;
 }
 

@@ -1,26 +1,24 @@
 /// \file passes/fusion.hpp
 /// \brief Pass 1: partitions an expression graph into kernels.
 ///
-/// Rules: elementwise nodes never start a kernel of their own — they are evaluated inside the
-/// kernel that consumes them. Walking down from the root through elementwise nodes only (the
-/// kernel's frontier):
-///  * the first matmul reached becomes the kernel's core; the elementwise nodes above it are its
-///    epilogue (applied to each output element of the matmul's tile);
-///  * else the first tile_reduce reached becomes the core (epilogue above, and its elementwise
-///    input subtree is its prologue, read directly);
-///  * else every transpose reached is staged through scratch inside one tiled elementwise kernel.
-/// Any other matmul, transpose or tile_reduce is materialized into a temporary by a kernel of its
-/// own, scheduled before its consumer (post-order); so are matmul operands that are not plain
-/// contiguous arrays.
+/// Elementwise nodes never start a kernel of their own — they are evaluated inside the kernel
+/// that consumes them. The kernel of a root is decided by the fusion rule (fusion_rule.hpp) on
+/// its frontier (the nodes reached from the root through elementwise nodes only, by their
+/// traits): its core (a matmul or tile_reduce; elementwise nodes above it are the epilogue, a
+/// tile_reduce's elementwise input subtree its prologue, read directly), or else the staged
+/// nodes (transposes, staged through scratch inside one tiled elementwise kernel). Any other
+/// frontier node is materialized into a temporary by a kernel of its own, scheduled before its
+/// consumer (post-order); so are matmul operands that are not plain contiguous arrays.
 ///
 /// Aliasing, by memory range: the output is written through a temporary when a kernel would
-/// read what it already wrote — when an array overlapping the destination is read by a matmul,
-/// transpose or tile_reduce (any overlap), read elementwise at another index (a partial
-/// overlap), or read at all by a packed CPU matmul (which accumulates in the output). Reading
-/// the destination's own elements elementwise, at the index being written, needs no temporary.
+/// read what it already wrote — when an array overlapping the destination is read by a
+/// non-elementwise node (any overlap), read elementwise at another index (a partial overlap),
+/// or read at all by a packed CPU matmul (which accumulates in the output). Reading the
+/// destination's own elements elementwise, at the index being written, needs no temporary.
 #pragma once
 
 #include <tessera/codegen/expr_graph.hpp>
+#include <tessera/codegen/fusion_rule.hpp>
 #include <tessera/codegen/kernel_plan.hpp>
 
 #include <string>
@@ -53,7 +51,7 @@ struct fusion_result {
 /// The non-elementwise nodes reachable from `n` through elementwise nodes (n itself when it is
 /// not elementwise), in pre-order.
 inline void frontier(const expr_graph& g, int n, std::vector<int>& out) {
-  if (!is_elementwise(g.nodes[n].kind)) {
+  if (!is_elementwise(g.nodes[n].traits)) {
     out.push_back(n);
     return;
   }
@@ -62,7 +60,7 @@ inline void frontier(const expr_graph& g, int n, std::vector<int>& out) {
 
 /// True when matmul's operand `n` is read directly (a contiguous array of the matmul's type).
 inline bool direct_matmul_operand(const expr_graph& g, int n) {
-  return g.nodes[n].kind == node_kind::terminal && g.nodes[n].contiguous;
+  return g.nodes[n].traits.kind == node_kind::terminal && g.nodes[n].contiguous;
 }
 
 namespace detail {
@@ -76,15 +74,15 @@ struct fuser {
     k.writes_temporary = temp;
     std::vector<int> front;
     frontier(g, root, front);
-    for (int n : front)
-      if (k.core < 0 && g.nodes[n].kind == node_kind::matmul) k.core = n;
-    if (k.core < 0)
-      for (int n : front)
-        if (k.core < 0 && g.nodes[n].kind == node_kind::tile_reduce) k.core = n;
+    std::vector<node_traits> traits;
+    for (int n : front) traits.push_back(g.nodes[n].traits);
+    const fused_kernel decision = fuse_frontier(traits.data(), int(traits.size()));
+    k.family = decision.family;
+    k.core = decision.core >= 0 ? front[std::size_t(decision.core)] : -1;
     std::vector<int> to_materialize;
     for (int n : front) {
       if (n == k.core) continue;
-      if (k.core < 0 && g.nodes[n].kind == node_kind::transpose) {
+      if (staged_in(decision, g.nodes[n].traits)) {
         k.staged.push_back(n);
         r.role[n] = node_role::staged;
         frontier(g, g.nodes[n].children[0], to_materialize);  // the operand's own cores
@@ -95,16 +93,12 @@ struct fuser {
     if (k.core >= 0) {
       r.role[k.core] = node_role::core;
       for (int c : g.nodes[k.core].children) {
-        if (g.nodes[k.core].kind == node_kind::matmul) {
+        if (g.nodes[k.core].traits.kind == node_kind::matmul) {
           if (!direct_matmul_operand(g, c)) to_materialize.push_back(c);
         } else {
           frontier(g, c, to_materialize);  // tile_reduce prologue: read directly
         }
       }
-      k.family = g.nodes[k.core].kind == node_kind::matmul ? kernel_family::matmul
-                                                           : kernel_family::tile_reduce;
-    } else if (!k.staged.empty()) {
-      k.family = kernel_family::staged_transpose;
     }
     for (int n : to_materialize) plan_kernel(n, true);
     collect_inputs(k, root, root);
@@ -114,7 +108,7 @@ struct fuser {
   }
   void collect_inputs(kernel_spec& k, int root, int n) {
     if ((n != root && r.role[n] == node_role::materialized) ||
-        g.nodes[n].kind == node_kind::terminal) {
+        g.nodes[n].traits.kind == node_kind::terminal) {
       k.inputs.push_back(n);
       return;
     }
@@ -126,7 +120,7 @@ struct fuser {
   void scan_alias(int n, bool under_special, bool packed_matmul_kernel) {
     if (n != 0 && r.role[n] == node_role::materialized) return;
     const graph_node& nd = g.nodes[n];
-    if (nd.kind == node_kind::terminal && nd.with_output != overlap::none) {
+    if (nd.traits.kind == node_kind::terminal && nd.with_output != overlap::none) {
       const char* why = nullptr;
       if (under_special)
         why = "a matmul, transpose or tile_reduce reads memory the output overlaps";
@@ -139,7 +133,7 @@ struct fuser {
         r.alias_reason = std::string(why) + " (" + nd.label + ")";
       }
     }
-    const bool special = under_special || !is_elementwise(nd.kind);
+    const bool special = under_special || !is_elementwise(nd.traits);
     for (int c : nd.children) scan_alias(c, special, packed_matmul_kernel);
   }
 };

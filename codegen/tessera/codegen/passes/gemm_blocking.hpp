@@ -58,11 +58,10 @@ inline gemm_params packed_gemm_params(const expr_graph& g, const graph_node& mm,
   const bool dbl = mm.dtype == "double";
   const std::int64_t M = mm.extent[0], N = mm.extent[1];
   const std::int64_t K = g.nodes[mm.children[0]].extent[1];
-  gemm_params p =
-      plan_gemm(M, N, K, dbl ? t.gemm_mc_double : t.gemm_mc, dbl ? t.gemm_kc_double : t.gemm_kc,
-                dbl ? t.gemm_nc_double : t.gemm_nc, dbl ? t.gemm_mr_double : t.gemm_mr,
-                dbl ? t.gemm_nr_double : t.gemm_nr, t.concurrency, t.scratch_max[1], mm.elem_bytes);
-  p.origin = t.gemm_origin;
+  const gemm_blocking& b = dbl ? t.matmul.gemm_double : t.matmul.gemm_float;
+  gemm_params p = plan_gemm(M, N, K, b.mc, b.kc, b.nc, b.mr, b.nr, t.concurrency, t.scratch_max[1],
+                            mm.elem_bytes);
+  p.origin = t.matmul.gemm_origin;
   return p;
 }
 

@@ -41,8 +41,8 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
       k.tiles = {ceil_div(root.extent[0], ts.rows), ceil_div(root.extent[1], ts.cols)};
       k.league_size = k.tiles[0] * k.tiles[1];
       k.logical_threads = ts.rows * ts.cols;
-      k.staged_block = t.staged_block;
-      k.staged_ld = t.staged_block > 0 ? t.staged_block : ts.rows + t.staged_pad;
+      k.staged_block = t.transpose.block;
+      k.staged_ld = t.transpose.block > 0 ? t.transpose.block : ts.rows + t.transpose.pad;
       if (t.thread_per_logical) {
         k.team_size = std::min(ts.rows * ts.cols, t.max_team_size);
         k.mapping =
@@ -67,8 +67,8 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
                     (k.tiles_per_team > 1 ? std::to_string(k.tiles_per_team) +
                                                 " consecutive tiles down a column of the output"
                                           : std::string("tile")) +
-                    ", walking each in " + std::to_string(t.staged_block) + "x" +
-                    std::to_string(t.staged_block) + " blocks" +
+                    ", walking each in " + std::to_string(t.transpose.block) + "x" +
+                    std::to_string(t.transpose.block) + " blocks" +
                     (k.streaming_stores ? "; output lines written with non-temporal stores, one "
                                           "store fence per team"
                                         : "");
@@ -89,15 +89,16 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
                     " in registers; one launch per (column panel, K block), each after a "
                     "RangePolicy launch packing the B panel";
       } else if (uses_blocked_gpu_matmul(t, mm)) {
-        k.gpu_mm = {t.gpu_mm_bm, t.gpu_mm_bn, t.gpu_mm_bk, t.gpu_mm_tm, t.gpu_mm_tn, true};
-        k.tile = {t.gpu_mm_bm, t.gpu_mm_bn};
-        k.tiles = {ceil_div(M, t.gpu_mm_bm), ceil_div(N, t.gpu_mm_bn)};
+        const gpu_matmul_params& bp = t.matmul.blocked;
+        k.gpu_mm = bp;
+        k.gpu_mm.double_buffered = true;
+        k.tile = {bp.bm, bp.bn};
+        k.tiles = {ceil_div(M, bp.bm), ceil_div(N, bp.bn)};
         k.league_size = k.tiles[0] * k.tiles[1];
-        k.logical_threads = (t.gpu_mm_bm / t.gpu_mm_tm) * (t.gpu_mm_bn / t.gpu_mm_tn);
+        k.logical_threads = (bp.bm / bp.tm) * (bp.bn / bp.tn);
         k.team_size = k.logical_threads;
-        k.mapping = "one team member per logical thread, each computing " +
-                    std::to_string(t.gpu_mm_tm) + "x" + std::to_string(t.gpu_mm_tn) +
-                    " outputs; coalesced tile loads";
+        k.mapping = "one team member per logical thread, each computing " + std::to_string(bp.tm) +
+                    "x" + std::to_string(bp.tn) + " outputs; coalesced tile loads";
       } else {
         const int ts = generic_matmul_tile(t, mm);
         k.tile = {ts, ts};
@@ -115,7 +116,7 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
       const std::int64_t rows = root.extent[0];
       if (t.thread_per_logical) {
         k.league_size = rows;
-        k.team_size = t.tile_reduce_team;
+        k.team_size = t.tile_reduce.team;
         k.mapping = "one team per output row; team members stride over the row's columns";
       } else {
         const int R = tr.reduce_tile[0];

@@ -43,18 +43,19 @@ inline tile2 staged_tile(const expr_graph& g, const kernel_spec& k, const target
   if (g.nodes[k.root].tile[0] > 0) return from(g.nodes[k.root]);
   for (int n : k.staged)
     if (g.nodes[n].tile[0] > 0) return from(g.nodes[n]);
-  return {t.transpose_tile[0], t.transpose_tile[1]};
+  return {t.transpose.tile[0], t.transpose.tile[1]};
 }
 
 /// True when a matmul node lowers to the register-blocked GPU kernel (floating point, no
 /// .tile<> override, its team of (bm/tm) x (bn/tn) members within the target's teams).
 inline bool uses_blocked_gpu_matmul(const target& t, const graph_node& mm) {
-  return t.thread_per_logical && mm.tile[0] == 0 && mm.floating &&
-         (t.gpu_mm_bm / t.gpu_mm_tm) * (t.gpu_mm_bn / t.gpu_mm_tn) <= t.max_team_size;
+  const gpu_matmul_params& b = t.matmul.blocked;
+  return t.thread_per_logical && b.bm > 0 && mm.tile[0] == 0 && mm.floating &&
+         (b.bm / b.tm) * (b.bn / b.tn) <= t.max_team_size;
 }
 /// Tile of the generic tiled matmul: the .tile<>() schedule or the target's default.
 inline int generic_matmul_tile(const target& t, const graph_node& mm) {
-  return mm.tile[0] > 0 ? mm.tile[0] : t.matmul_tile;
+  return mm.tile[0] > 0 ? mm.tile[0] : t.matmul.generic_tile;
 }
 
 inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, const target& t) {
@@ -75,8 +76,8 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
       phase_desc stage{"stage transposed tiles", {}}, store{"evaluate and store", {}};
       // GPUs stage the whole tile (cols x rows of the operand, rows padded against bank
       // conflicts); host backends one B x B block at a time, stored in output order.
-      const int sr = t.staged_block > 0 ? t.staged_block : ts.cols;
-      const int sc = t.staged_block > 0 ? t.staged_block : ts.rows + t.staged_pad;
+      const int sr = t.transpose.block > 0 ? t.transpose.block : ts.cols;
+      const int sc = t.transpose.block > 0 ? t.transpose.block : ts.rows + t.transpose.pad;
       int s = 0;
       for (int n : k.staged) {
         const std::string name = "staged_T" + std::to_string(s++);
@@ -87,9 +88,10 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
       }
       b.program.prologue.push_back(stage);
       b.program.epilogue.push_back(store);
-      if (t.staged_block > 0)
-        b.notes.push_back("transpose staged through scratch in " + std::to_string(t.staged_block) +
-                          "x" + std::to_string(t.staged_block) +
+      if (t.transpose.block > 0)
+        b.notes.push_back("transpose staged through scratch in " +
+                          std::to_string(t.transpose.block) + "x" +
+                          std::to_string(t.transpose.block) +
                           " blocks transposed in vector registers; output rows stored as whole "
                           "cache lines");
       else
@@ -117,7 +119,8 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
             "member per block, so barriers are program order; the last K block applies the "
             "epilogue");
       } else if (uses_blocked_gpu_matmul(t, mm)) {
-        const int bm = t.gpu_mm_bm, bn = t.gpu_mm_bn, bk = t.gpu_mm_bk;
+        const gpu_matmul_params& bp = t.matmul.blocked;
+        const int bm = bp.bm, bn = bp.bn, bk = bp.bk;
         // A tiles are stored k-major with rows padded by 4 elements (bank conflicts of the
         // transposing stores); scratch order a_tile0, a_tile1, b_tile0, b_tile1.
         for (int s = 0; s < 2; ++s)
@@ -127,12 +130,10 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
         for (int s = 0; s < 2; ++s)
           scratch("b_tile" + std::to_string(s), tile_type(mm, bk, bn),
                   std::size_t(bk) * bn * mm.elem_bytes, "B tile, buffer " + std::to_string(s));
-        b.private_buffers.push_back({"acc",
-                                     mm.dtype + "[" + std::to_string(t.gpu_mm_tm) + "][" +
-                                         std::to_string(t.gpu_mm_tn) + "]",
-                                     memory_space_kind::private_memory,
-                                     std::size_t(t.gpu_mm_tm) * t.gpu_mm_tn * mm.elem_bytes, 0,
-                                     "accumulators"});
+        b.private_buffers.push_back(
+            {"acc", mm.dtype + "[" + std::to_string(bp.tm) + "][" + std::to_string(bp.tn) + "]",
+             memory_space_kind::private_memory, std::size_t(bp.tm) * bp.tn * mm.elem_bytes, 0,
+             "accumulators"});
         b.program.prologue.push_back(
             {"load the first k-tiles", {{"a_tile0", true, false}, {"b_tile0", true, false}}});
         b.program.loop.push_back({"multiply-accumulate buffers 0, load buffers 1",
@@ -187,7 +188,7 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
             {"combine each tile's C entries, epilogue and store", {{"row_acc", false, false}}});
       } else {
         const int c = tr.reduce_tile[1];
-        const int line = t.tile_reduce_line_bytes / int(tr.elem_bytes);
+        const int line = t.tile_reduce.line_bytes / int(tr.elem_bytes);
         const bool in_registers = line >= c;
         const int w = in_registers ? line : c >= 64 ? c : (64 / c) * c;
         b.private_buffers.push_back(

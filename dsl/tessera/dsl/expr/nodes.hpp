@@ -3,11 +3,12 @@
 ///        when it is built; it computes nothing. Evaluation and the choice of kernels belong to
 ///        the code generator (codegen/) and the evaluators (backends/eval/).
 ///
-/// Every node declares, Eigen-style: `kind` (node_kind.hpp), `children()` (a tuple of
-/// references to its operands), `label()` (what plans print), `rank`, `value_type`,
-/// `get_extent()`, and carries `sched` (tile sizes from `.tile<...>()`; 0 = the backend's
-/// default). Adding an elementwise operation is one functor in ops.hpp and one builder line
-/// here; a new node kind also needs its evaluator (backends/eval/).
+/// Every node declares, Eigen-style: `traits` (node_kind.hpp: kind, fusion role, kernel family),
+/// `children()` (a tuple of references to its operands), `label()` (what plans print), `rank`,
+/// `value_type`, `get_extent()`, and carries `sched` (tile sizes from `.tile<...>()`; 0 = the
+/// backend's default). Adding an elementwise operation is one line of ops.hpp's operator list;
+/// a new elementwise node type is its struct (here or anywhere) and its evaluator
+/// (backends/eval/).
 #pragma once
 
 #include <tessera/dsl/array.hpp>
@@ -60,7 +61,7 @@ struct is_node : std::bool_constant<std::is_base_of_v<expr_base<T>, T>> {};
 /// An array or array_view used as an expression leaf (holds the handle; no copy of the data).
 template <class A>
 struct terminal : expr_base<terminal<A>> {
-  static constexpr node_kind kind = node_kind::terminal;
+  static constexpr node_traits traits = elementwise_node(node_kind::terminal);
   using value_type = std::remove_const_t<typename A::value_type>;
   static constexpr int rank = A::rank;
   A a;
@@ -74,7 +75,7 @@ struct terminal : expr_base<terminal<A>> {
 /// A scalar broadcast to the shape of the other operand.
 template <class T>
 struct scalar_node : expr_base<scalar_node<T>> {
-  static constexpr node_kind kind = node_kind::scalar;
+  static constexpr node_traits traits = elementwise_node(node_kind::scalar);
   using value_type = T;
   static constexpr int rank = 0;
   T value;
@@ -124,7 +125,7 @@ extent<N> common_extent(const char* op, const A& a, const B& b) {
 /// `op(a)` elementwise.
 template <class Op, class A>
 struct unary_node : expr_base<unary_node<Op, A>> {
-  static constexpr node_kind kind = node_kind::unary;
+  static constexpr node_traits traits = elementwise_node(node_kind::unary);
   using value_type = std::remove_cvref_t<decltype(Op{}(std::declval<typename A::value_type>()))>;
   static constexpr int rank = A::rank;
   A a;
@@ -141,7 +142,7 @@ struct binary_node : expr_base<binary_node<Op, A, B>> {
       Op{}(std::declval<typename A::value_type>(), std::declval<typename B::value_type>()))>;
   static constexpr int rank = impl::binary_rank<A, B>();
   static_assert(rank > 0, "tessera: an expression needs at least one array operand");
-  static constexpr node_kind kind = node_kind::binary;
+  static constexpr node_traits traits = elementwise_node(node_kind::binary);
   A a;
   B b;
   extent<rank> ext;
@@ -156,9 +157,11 @@ struct binary_node : expr_base<binary_node<Op, A, B>> {
 template <class C, class A, class B>
 struct where_node : expr_base<where_node<C, A, B>> {
   using value_type = std::common_type_t<typename A::value_type, typename B::value_type>;
-  static constexpr int rank = impl::binary_rank<C, binary_node<ops::add, A, B>>();
+  // The rank of the array operands (scalars have rank 0): where(A > B, 1.f, 0.f) has rank 2.
+  static constexpr int rank = C::rank > impl::binary_rank<A, B>() ? C::rank
+                                                                  : impl::binary_rank<A, B>();
   static_assert(rank > 0, "tessera::where: an expression needs at least one array operand");
-  static constexpr node_kind kind = node_kind::where;
+  static constexpr node_traits traits = elementwise_node(node_kind::where);
   C c;
   A a;
   B b;
@@ -194,7 +197,9 @@ struct matmul_node : expr_base<matmul_node<A, B>> {
   static_assert(A::rank == 2 && B::rank == 2, "tessera::matmul: both operands must be rank 2");
   static_assert(std::is_same_v<typename A::value_type, typename B::value_type>,
                 "tessera::matmul_node: operands of one element type (matmul() converts them)");
-  static constexpr node_kind kind = node_kind::matmul;
+  /// A kernel core (elementwise ops above it are its epilogue), ahead of tile_reduce.
+  static constexpr node_traits traits = {node_kind::matmul, fusion_role::core,
+                                         kernel_family::matmul, 2};
   A a;
   B b;
   matmul_node(const A& x, const B& y) : a(x), b(y) {
@@ -210,7 +215,9 @@ struct matmul_node : expr_base<matmul_node<A, B>> {
 /// `transpose(a)`: (M x N) -> (N x M).
 template <class A>
 struct transpose_node : expr_base<transpose_node<A>> {
-  static constexpr node_kind kind = node_kind::transpose;
+  /// Staged through scratch by a tiled elementwise kernel without a core.
+  static constexpr node_traits traits = {node_kind::transpose, fusion_role::staged,
+                                         kernel_family::staged_transpose, 0};
   using value_type = typename A::value_type;
   static constexpr int rank = 2;
   static_assert(A::rank == 2, "tessera::transpose: the operand must be rank 2");
@@ -227,7 +234,9 @@ template <int R, int C, class Op, class A, bool Mean>
 struct tile_reduce_node : expr_base<tile_reduce_node<R, C, Op, A, Mean>> {
   static_assert(R > 0 && C > 0, "tessera::tile_reduce<R,C>: tile sizes must be positive");
   static_assert(A::rank == 2, "tessera::tile_reduce<R,C>: the operand must be rank 2");
-  static constexpr node_kind kind = node_kind::tile_reduce;
+  /// A kernel core (its elementwise input is its prologue, ops above it its epilogue).
+  static constexpr node_traits traits = {node_kind::tile_reduce, fusion_role::core,
+                                         kernel_family::tile_reduce, 1};
   using value_type = typename A::value_type;
   using op_type = Op;
   static constexpr int rank = 2;
@@ -253,43 +262,29 @@ struct tile_reduce_node : expr_base<tile_reduce_node<R, C, Op, A, Mean>> {
 // ---------------------------------------------------------------------------------------------
 // Builders. Operands may be arrays, array_views, nodes or (for elementwise ops) scalars.
 
-#define TESSERA_BINARY_BUILDER(fn, Op)                                                            \
-  template <class A, class B>                                                                     \
-  requires((impl::expression_like<A> || impl::expression_like<B>)&&(                              \
-      impl::expression_like<A> || std::is_arithmetic_v<A>)&&(impl::expression_like<B> ||          \
-                                                             std::is_arithmetic_v<B>)) auto       \
-  fn(const A& a, const B& b) {                                                                    \
-    return binary_node<Op, impl::expr_t<A>, impl::expr_t<B>>(impl::as_expr(a), impl::as_expr(b)); \
+#define TESSERA_BINARY_BUILDER(name, fn, expr, sym)                                         \
+  template <class A, class B>                                                               \
+  requires((impl::expression_like<A> || impl::expression_like<B>)&&(                        \
+      impl::expression_like<A> || std::is_arithmetic_v<A>)&&(impl::expression_like<B> ||    \
+                                                             std::is_arithmetic_v<B>)) auto \
+  fn(const A& a, const B& b) {                                                              \
+    return binary_node<ops::name, impl::expr_t<A>, impl::expr_t<B>>(impl::as_expr(a),       \
+                                                                    impl::as_expr(b));      \
   }
-TESSERA_BINARY_BUILDER(operator+, ops::add)
-TESSERA_BINARY_BUILDER(operator-, ops::sub)
-TESSERA_BINARY_BUILDER(operator*, ops::mul)
-TESSERA_BINARY_BUILDER(operator/, ops::div)
-TESSERA_BINARY_BUILDER(operator<, ops::less)
-TESSERA_BINARY_BUILDER(operator<=, ops::less_equal)
-TESSERA_BINARY_BUILDER(operator>, ops::greater)
-TESSERA_BINARY_BUILDER(operator>=, ops::greater_equal)
-TESSERA_BINARY_BUILDER(min, ops::min)
-TESSERA_BINARY_BUILDER(max, ops::max)
-TESSERA_BINARY_BUILDER(pow, ops::pow)
+/// The binary elementwise builders (`A + B`, `min(A, B)`, `A == 2.f`, ...), one per entry of
+/// ops.hpp's TESSERA_BINARY_OPS; an operand may be a scalar, which is broadcast.
+TESSERA_BINARY_OPS(TESSERA_BINARY_BUILDER)
 #undef TESSERA_BINARY_BUILDER
 
-#define TESSERA_UNARY_BUILDER(fn, Op)                         \
-  template <class A>                                          \
-  requires impl::expression_like<A>                           \
-  auto fn(const A& a) {                                       \
-    return unary_node<Op, impl::expr_t<A>>(impl::as_expr(a)); \
+#define TESSERA_UNARY_BUILDER(name, fn, expr, sym)                   \
+  template <class A>                                                 \
+  requires impl::expression_like<A>                                  \
+  auto fn(const A& a) {                                              \
+    return unary_node<ops::name, impl::expr_t<A>>(impl::as_expr(a)); \
   }
-TESSERA_UNARY_BUILDER(operator-, ops::negate)
-TESSERA_UNARY_BUILDER(exp, ops::exp)
-TESSERA_UNARY_BUILDER(log, ops::log)
-TESSERA_UNARY_BUILDER(sqrt, ops::sqrt)
-TESSERA_UNARY_BUILDER(abs, ops::abs)
-TESSERA_UNARY_BUILDER(sin, ops::sin)
-TESSERA_UNARY_BUILDER(cos, ops::cos)
-TESSERA_UNARY_BUILDER(tanh, ops::tanh)
-TESSERA_UNARY_BUILDER(relu, ops::relu)
-TESSERA_UNARY_BUILDER(square, ops::square)
+/// The unary elementwise builders (`-A`, `exp(A)`, `relu(A)`, ...), one per entry of ops.hpp's
+/// TESSERA_UNARY_OPS.
+TESSERA_UNARY_OPS(TESSERA_UNARY_BUILDER)
 #undef TESSERA_UNARY_BUILDER
 
 /// `where(cond, a, b)`: a where cond is nonzero, else b. \throws shape_error extents differ
@@ -330,7 +325,8 @@ auto transpose(const A& a) {
   return transpose_node<impl::expr_t<A>>(impl::as_expr(a));
 }
 
-/// Reduces every R x C tile of A with `op` (e.g. ops::add, ops::max): (M x N) -> (M/R x N/C).
+/// Reduces every R x C tile of A with `op` (any associative, commutative operator: ops::add,
+/// ops::max, tessera::maximum<>, ... as for reduce()): (M x N) -> (M/R x N/C).
 /// \throws shape_error when M % R or N % C is not 0
 template <int R, int C, class A, class Op>
 requires impl::expression_like<A>

@@ -1,0 +1,72 @@
+/// \file target.hpp
+/// \brief What the code generator knows about a backend: the core description every pass reads
+///        (mapping, scratch and team limits, concurrency) and one options struct per kernel family
+///        (transposes, matmul, tile_reduce), filled by the backend that owns the family
+///        (backends/host/target.hpp, backends/gpu/target.hpp).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace tessera::codegen {
+
+/// Cache blocking of a packed matrix multiply (elements): rows of A per packed block (mc),
+/// depth per block (kc), columns of B per packed panel (nc), register tile of the micro-kernel
+/// (mr x nr; 0 when not recorded). The CPU gemm (backends/host/gemm.hpp) and its plans share it.
+struct gemm_blocking {
+  int mc = 0, kc = 0, nc = 0;
+  int mr = 0, nr = 0;
+};
+
+/// Register-blocked GPU matmul: a block of bm x bn outputs per team, bk-deep scratch tiles,
+/// each logical thread computing a tm x tn micro-tile (bm = 0: the target has none).
+struct gpu_matmul_params {
+  int bm = 0, bn = 0, bk = 0, tm = 0, tn = 0;
+  bool double_buffered = false;
+};
+
+/// Staged transposes (kernel_family::staged_transpose).
+struct transpose_options {
+  int tile[2] = {32, 32};  ///< default output tile (rows, cols)
+  int block = 0;           ///< CPUs: B x B register blocks moved at a time (0: whole tiles)
+  int pad = 1;             ///< GPUs: staged rows padded by this many elements (bank conflicts)
+};
+
+/// Matrix multiplies (kernel_family::matmul).
+struct matmul_options {
+  bool packed = false;  ///< CPUs: packed panels for float and double, with the blockings below
+  gemm_blocking gemm_float, gemm_double;
+  std::string gemm_origin = "cache sizes";  ///< where the blockings come from
+  gpu_matmul_params blocked;                ///< GPUs: register-blocked floating-point kernel
+  int generic_tile = 16;  ///< the generic tiled form's default tile (other element types)
+};
+
+/// tile_reduce / tile_mean (kernel_family::tile_reduce).
+struct tile_reduce_options {
+  int team = 128;      ///< GPUs: members per output row
+  int line_bytes = 0;  ///< CPUs: input columns combined in vector registers per line (0: no SIMD)
+};
+
+/// The target description the passes read (made by backends::backend<Space>::make_target()).
+struct target {
+  std::string backend = "Serial";
+  bool thread_per_logical = false;  ///< GPU mapping: one team member per logical thread
+  std::size_t scratch_max[2] = {32768, 20u << 20};  ///< bytes per team, per scratch level
+  int max_team_size = 1;                            ///< largest team the default plans use
+  int concurrency = 1;
+  /// Tier 0: true when tile_local storage is private to each logical thread (GPU registers,
+  /// at most tile_local_max bytes per logical thread); false when one member runs the tile and
+  /// keeps every logical thread's copy in team scratch (CPU; limited by the scratch levels).
+  bool tile_local_per_thread = false;
+  std::size_t tile_local_max = 16 * 1024;
+  std::size_t streaming_store_min_bytes = 0;  ///< CPU outputs at least this big stream (0: never)
+  /// GPU emulation: the scratch level 0 bytes per team a real GPU offers (0: not emulating).
+  /// Plans needing more level 0 than the host allows but no more than this note that a GPU
+  /// would place them in level 0.
+  std::size_t emulated_gpu_scratch_max0 = 0;
+  transpose_options transpose;
+  matmul_options matmul;
+  tile_reduce_options tile_reduce;
+};
+
+}  // namespace tessera::codegen
