@@ -13,6 +13,11 @@
 # can report "not found"; Tessera's own build turns the message into a fatal error.
 
 set(TESSERA_KOKKOS_MIN_VERSION 3.4)
+# The Kokkos execution spaces with a Tessera backend (backends/<name>/; the C++ list is
+# TESSERA_BACKEND_NAMES in dsl/config.hpp, checked against this one by test_headers), and those
+# whose memory is a device's (their tests cannot run on the build machine).
+set(TESSERA_BACKENDS Serial OpenMP Cuda HIP)
+set(TESSERA_DEVICE_BACKENDS Cuda HIP)
 set(TESSERA_KOKKOS_ERROR "")
 if(NOT TARGET Kokkos::kokkos)
   if(Tessera_FIND_QUIETLY)
@@ -72,6 +77,14 @@ foreach(_d IN LISTS _tessera_kk_inc)
   endif()
 endforeach()
 string(TOUPPER "${Kokkos_DEVICES}" TESSERA_KOKKOS_DEVICES)
+# TESSERA_DEVICE_BUILD: the Kokkos found has a device backend (its tests need the device).
+set(TESSERA_DEVICE_BUILD OFF)
+foreach(_b IN LISTS TESSERA_DEVICE_BACKENDS)
+  string(TOUPPER "${_b}" _b)
+  if(_b IN_LIST TESSERA_KOKKOS_DEVICES)
+    set(TESSERA_DEVICE_BUILD ON)
+  endif()
+endforeach()
 if(TESSERA_KOKKOS_VERSION VERSION_LESS TESSERA_KOKKOS_MIN_VERSION)
   set(TESSERA_KOKKOS_ERROR
     "Tessera needs Kokkos ${TESSERA_KOKKOS_MIN_VERSION} or newer; the Kokkos found "
@@ -87,6 +100,15 @@ function(tessera_require_kokkos_backend backend)
     return()
   endif()
   string(TOUPPER "${backend}" _want)
+  set(_known "")
+  foreach(_b IN LISTS TESSERA_BACKENDS)
+    string(TOUPPER "${_b}" _b)
+    list(APPEND _known ${_b})
+  endforeach()
+  if(NOT _want IN_LIST _known)
+    string(REPLACE ";" ", " _names "${TESSERA_BACKENDS}")
+    message(FATAL_ERROR "Tessera: TESSERA_BACKEND=${backend} is not a Tessera backend (${_names})")
+  endif()
   if(COMMAND kokkos_check)
     kokkos_check(DEVICES ${backend} RETURN_VALUE _have)
   elseif(_want IN_LIST TESSERA_KOKKOS_DEVICES)

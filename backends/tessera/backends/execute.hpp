@@ -45,9 +45,14 @@ template <class Space>
 codegen::target make_target() {
   return backend<Space>::make_target();
 }
+/// The part of a plan's cache key that comes from the execution space: which backend (plans
+/// of Serial and OpenMP in one build differ) and its concurrency.
 template <class Space>
 std::uint64_t target_key(const Space& exec) {
-  return std::uint64_t(exec.concurrency());
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a of the backend's name
+  for (const char* c = backend<Space>::name; *c; ++c)
+    h = (h ^ std::uint64_t(*c)) * 1099511628211ull;
+  return h ^ (std::uint64_t(exec.concurrency()) << 1);
 }
 
 /// Brings every array_view terminal of e to the device before kernels read it.
@@ -246,8 +251,8 @@ const codegen::lowered& plan_of(const Space& exec, const E& e,
 namespace backends::exec {
 /// The common part of every assignment: checks, plan lookup, execution into `dst` (an array or
 /// a writable array_view).
-template <class Dst, class E>
-void assign_buffer(const execution_space& exec, const Dst& dst, const E& e) {
+template <class Space, class Dst, class E>
+void assign_buffer(const Space& exec, const Dst& dst, const E& e) {
   constexpr int N = Dst::rank;
   static_assert(E::rank == N,
                 "tessera::assign: an expression of another rank than the destination");
@@ -276,18 +281,18 @@ void assign_buffer(const execution_space& exec, const Dst& dst, const E& e) {
 /// \throws shape_error when dst's extent differs from e's (dst untouched); usage_error when
 ///         Kokkos is not running; resource_error when a kernel's scratch exceeds the backend's
 ///         limit — all before any kernel runs
-template <class T, int N, class E>
+template <launchable_space Space, class T, int N, class E>
 requires requires {
   typename E::tessera_expression_tag;
 }
-void assign(const execution_space& exec, const array<T, N>& dst, const E& e) {
+void assign(const Space& exec, const array<T, N>& dst, const E& e) {
   backends::exec::assign_buffer(exec, dst, e);
 }
-template <class T, int N, class E>
+template <launchable_space Space, class T, int N, class E>
 requires requires {
   typename E::tessera_expression_tag;
 }
-void assign(const execution_space& exec, const array_view<T, N>& dst, const E& e) {
+void assign(const Space& exec, const array_view<T, N>& dst, const E& e) {
   backends::exec::assign_buffer(exec, dst, e);
 }
 template <class T, int N, class E>
@@ -328,11 +333,11 @@ array<T, N>::array(const E& e) : array(e.get_extent()) {
 
 /// Evaluates an expression into a new array (element type: the expression's value_type), on
 /// `exec`. \throws as assign
-template <class E>
+template <launchable_space Space, class E>
 requires requires {
   typename E::tessera_expression_tag;
 }
-auto eval(const execution_space& exec, const E& e) {
+auto eval(const Space& exec, const E& e) {
   array<typename E::value_type, E::rank> out(e.get_extent());
   assign(exec, out, e);
   return out;
@@ -389,30 +394,28 @@ struct expression_reader {
   }
 };
 
-/// Owns the temporaries of an expression_reader (host side) for the duration of a call.
-template <class E>
+/// Owns the temporaries of an expression_reader (host side) for the duration of a call; the
+/// expression's non-elementwise parts are materialized on `exec`.
+template <class Space, class E>
 struct reader_scope {
   static constexpr int nodes = codegen::node_count<E>();
   std::array<codegen::node_role, nodes> roles{};
   workspace<E> ws;
   expression_reader<E> reader;
-  explicit reader_scope(const E& e) {
+  reader_scope(const Space& exec, const E& e) {
     sync_inputs(e);
-    materialize(e, 0);
+    materialize(exec, e, 0);
     reader.ev = eval::make_eval(e, 0, build_ctx{roles.data(), -1, {}, ws.temps.data(), ws.slot});
     reader.ext = e.get_extent();
   }
   template <class N>
-  void materialize(const N& n, int id) {
+  void materialize(const Space& exec, const N& n, int id) {
     if constexpr (is_elementwise(N::traits)) {
-      eval::for_each_child_id(n, id, [&](const auto& c, int cid) { materialize(c, cid); });
+      eval::for_each_child_id(n, id, [&](const auto& c, int cid) { materialize(exec, c, cid); });
     } else {
       const auto x = n.get_extent();
       const auto r = ws.template allocate<typename N::value_type>(id, x);
-      if (x.size() > 0) {
-        const execution_space exec;
-        execute(exec, plan_of(exec, n, nullptr), n, r, x);
-      }
+      if (x.size() > 0) execute(exec, plan_of(exec, n, nullptr), n, r, x);
       roles[std::size_t(id)] = codegen::node_role::materialized;
     }
   }
@@ -422,22 +425,21 @@ struct reader_scope {
 /// Reductions of expressions: the expression is read element by element inside the reduction
 /// (fused; non-elementwise parts such as matmul are materialized first). Same results,
 /// accuracy and errors as the array overloads in reduce.hpp.
-#define TESSERA_EXPR_REDUCTION(fn)                                        \
-  template <class E, class... Args>                                       \
-  requires requires {                                                     \
-    typename E::tessera_expression_tag;                                   \
-  }                                                                       \
-  auto fn(const E& e, const Args&... args) {                              \
-    backends::exec::reader_scope<E> scope(e);                             \
-    return fn(scope.reader, args...);                                     \
-  }                                                                       \
-  template <class E, class... Args>                                       \
-  requires requires {                                                     \
-    typename E::tessera_expression_tag;                                   \
-  }                                                                       \
-  auto fn(const execution_space& exec, const E& e, const Args&... args) { \
-    backends::exec::reader_scope<E> scope(e);                             \
-    return fn(exec, scope.reader, args...);                               \
+#define TESSERA_EXPR_REDUCTION(fn)                              \
+  template <class E, class... Args>                             \
+  requires requires {                                           \
+    typename E::tessera_expression_tag;                         \
+  }                                                             \
+  auto fn(const E& e, const Args&... args) {                    \
+    return fn(execution_space(), e, args...);                   \
+  }                                                             \
+  template <launchable_space Space, class E, class... Args>     \
+  requires requires {                                           \
+    typename E::tessera_expression_tag;                         \
+  }                                                             \
+  auto fn(const Space& exec, const E& e, const Args&... args) { \
+    backends::exec::reader_scope<Space, E> scope(exec, e);      \
+    return fn(exec, scope.reader, args...);                     \
   }
 TESSERA_EXPR_REDUCTION(sum)
 TESSERA_EXPR_REDUCTION(mean)

@@ -679,8 +679,8 @@ inline constexpr bool reducible = std::is_convertible_v<const U&, readable_value
 ///   tessera::array<float, 1> a(1 << 28);   // ... filled ...
 ///   float s = tessera::sum(a);
 /// \endcode
-template <readable E>
-readable_value_t<E> sum(const execution_space& exec, const E& e) {
+template <launchable_space Space, readable E>
+readable_value_t<E> sum(const Space& exec, const E& e) {
   using T = readable_value_t<E>;
   static_assert(backends::impl::summable<T>,
                 "tessera::sum(e): e's element type must be arithmetic (and not bool)");
@@ -701,8 +701,8 @@ readable_value_t<E> sum(const execution_space& exec, const E& e) {
 /// to the host); for 2^28 floats 16384 partials (128 KiB), measured within a few percent of
 /// sum(e) on host backends (examples/05_huge_sum prints both).
 /// \throws shape_error on a negative extent
-template <readable E>
-readable_value_t<E> sum(const execution_space& exec, const E& e, reproducible_t) {
+template <launchable_space Space, readable E>
+readable_value_t<E> sum(const Space& exec, const E& e, reproducible_t) {
   using T = readable_value_t<E>;
   static_assert(backends::impl::summable<T>,
                 "tessera::sum(e, reproducible): e's element type must be arithmetic (and not "
@@ -721,8 +721,8 @@ readable_value_t<E> sum(const execution_space& exec, const E& e, reproducible_t)
 /// \return the mean as T; error as sum(e) / n plus one rounding
 /// \throws shape_error "tessera::mean: empty extent (...)" when n == 0, or on a negative
 ///         extent, before any kernel runs
-template <readable E>
-readable_value_t<E> mean(const execution_space& exec, const E& e) {
+template <launchable_space Space, readable E>
+readable_value_t<E> mean(const Space& exec, const E& e) {
   using T = readable_value_t<E>;
   static_assert(backends::impl::summable<T>,
                 "tessera::mean(e): e's element type must be arithmetic (and not bool)");
@@ -732,8 +732,8 @@ readable_value_t<E> mean(const execution_space& exec, const E& e) {
 }
 
 /// Bitwise-reproducible mean (see sum(e, reproducible)). \throws as mean(e)
-template <readable E>
-readable_value_t<E> mean(const execution_space& exec, const E& e, reproducible_t) {
+template <launchable_space Space, readable E>
+readable_value_t<E> mean(const Space& exec, const E& e, reproducible_t) {
   using T = readable_value_t<E>;
   static_assert(backends::impl::summable<T>,
                 "tessera::mean(e, reproducible): e's element type must be arithmetic (and not "
@@ -752,8 +752,8 @@ readable_value_t<E> mean(const execution_space& exec, const E& e, reproducible_t
 /// \throws shape_error "tessera::min_value: empty extent (...)" when n == 0, or on a negative
 ///         extent, before any kernel runs
 /// Cost: one parallel_reduce; at memory bandwidth on host backends.
-template <readable E>
-readable_value_t<E> min_value(const execution_space& exec, const E& e) {
+template <launchable_space Space, readable E>
+readable_value_t<E> min_value(const Space& exec, const E& e) {
   using T = readable_value_t<E>;
   static_assert(backends::impl::summable<T>,
                 "tessera::min_value(e): e's element type must be arithmetic (and not bool)");
@@ -765,8 +765,8 @@ readable_value_t<E> min_value(const execution_space& exec, const E& e) {
 /// Largest element of `e`; the contract of min_value(e) with "largest".
 /// \throws shape_error "tessera::max_value: empty extent (...)" when n == 0, or on a negative
 ///         extent, before any kernel runs
-template <readable E>
-readable_value_t<E> max_value(const execution_space& exec, const E& e) {
+template <launchable_space Space, readable E>
+readable_value_t<E> max_value(const Space& exec, const E& e) {
   using T = readable_value_t<E>;
   static_assert(backends::impl::summable<T>,
                 "tessera::max_value(e): e's element type must be arithmetic (and not bool)");
@@ -792,8 +792,8 @@ readable_value_t<E> max_value(const execution_space& exec, const E& e) {
 /// \code
 ///   int p = tessera::reduce(a, 1, tessera::multiplies<>{});
 /// \endcode
-template <readable E, class U, class Op>
-readable_value_t<E> reduce(const execution_space& exec, const E& e, const U& init, const Op& op) {
+template <launchable_space Space, readable E, class U, class Op>
+readable_value_t<E> reduce(const Space& exec, const E& e, const U& init, const Op& op) {
   using T = readable_value_t<E>;
   static_assert(backends::impl::reducible<E, U, Op>,
                 "tessera::reduce(e, init, op): init must convert to e's element type T and op "
@@ -810,8 +810,8 @@ readable_value_t<E> reduce(const execution_space& exec, const E& e, const U& ini
 /// Bitwise-reproducible reduce: one fixed grouping of the elements (fixed chunks, partials
 /// combined pairwise), independent of the number of threads. Otherwise as
 /// reduce(e, init, op); cost as sum(e, reproducible).
-template <readable E, class U, class Op>
-readable_value_t<E> reduce(const execution_space& exec, const E& e, const U& init, const Op& op,
+template <launchable_space Space, readable E, class U, class Op>
+readable_value_t<E> reduce(const Space& exec, const E& e, const U& init, const Op& op,
                            reproducible_t) {
   using T = readable_value_t<E>;
   static_assert(backends::impl::reducible<E, U, Op>,

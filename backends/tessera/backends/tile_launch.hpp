@@ -117,7 +117,9 @@ template <class F, class Group>
 constexpr void check_kernel_signature() {
   static_assert(std::is_invocable_v<const F&, Group&>,
                 "parallel_for_each(tiled_extent<T...>, kernel): the kernel must be callable as "
-                "kernel(tile_group<T...>&) with the same tile sizes (and rank) as the extent");
+                "kernel(tile_group<T...>&) with the same tile sizes (and rank) as the extent "
+                "(on another execution space than the default: basic_tile_group<Space, T...>& "
+                "or auto&)");
   check_device_kernel<F>();
 }
 
@@ -365,21 +367,22 @@ class profiling_region {
 /// per logical thread on GPUs), tile_static bytes per team found by the planning pass and
 /// requested as team scratch (level 0, else level 1). Asynchronous on `exec` (array_views are
 /// copied back by synchronize() or their destruction).
-/// \param exec [in] execution space instance (e.g. a CUDA stream's); the default overload uses
-///        the default execution space
+/// \param exec [in] execution space instance (e.g. a CUDA stream's; any launchable_space);
+///        the default overload uses the default execution space
 /// \param te [in] tiled extent; every extent must be a multiple of its tile size (use pad() or
 ///           truncate()); an empty extent is a no-op
 /// \param kernel [in] TESSERA_KERNEL(tile_group<T...>& g) { ... } or a functor with a
-///        TESSERA_INLINE call operator; captures by value
+///        TESSERA_INLINE call operator; captures by value. On another execution space than the
+///        default, the kernel takes basic_tile_group<Space, T...>& (or auto&).
 /// \throws shape_error uneven or negative extent; usage_error misuse found by the validation
 ///         dry run (barrier, tile_static or for_each inside for_each), Kokkos not running;
 ///         bounds_error an out-of-bounds global access in the dry run; resource_error scratch
 ///         above the backend's limit, tile larger than a team, tile_local above the limit.
 ///         All before any kernel runs.
 /// Source: C++ AMP parallel_for_each(tiled_extent, ...) (seeds 000, 002, 003).
-template <int... T, class F>
-void parallel_for_each(const execution_space& exec, const tiled_extent<T...>& te, const F& kernel) {
-  using space = execution_space;
+template <launchable_space Space, int... T, class F>
+void parallel_for_each(const Space& exec, const tiled_extent<T...>& te, const F& kernel) {
+  using space = Space;
   backends::impl::check_kernel_signature<F, basic_tile_group<space, T...>>();
   tessera::impl::require_runtime("parallel_for_each");
   backends::impl::check_even("parallel_for_each", te);
@@ -461,8 +464,8 @@ struct element_functor {
 /// `exec`. An empty extent is a no-op.
 /// \param kernel [in] TESSERA_KERNEL(const tessera::index<N>& idx) { ... } or a functor
 /// \throws shape_error on a negative extent; usage_error when Kokkos is not running
-template <int N, class F>
-void parallel_for_each(const execution_space& exec, const extent<N>& e, const F& kernel) {
+template <launchable_space Space, int N, class F>
+void parallel_for_each(const Space& exec, const extent<N>& e, const F& kernel) {
   static_assert(std::is_invocable_v<const F&, const index<N>&>,
                 "parallel_for_each(extent<N>, kernel): the kernel must be callable as "
                 "kernel(index<N>)");
@@ -471,7 +474,7 @@ void parallel_for_each(const execution_space& exec, const extent<N>& e, const F&
   for (int d = 0; d < N; ++d)
     if (e[d] < 0) throw shape_error("parallel_for_each: negative extent " + to_string(e));
   if (e.size() == 0) return;
-  using space = execution_space;
+  using space = Space;
   const std::string label = "tessera::parallel_for_each<" + std::to_string(N) + ">";
   backends::impl::profiling_region region(label);
   backends::impl::element_functor<F, N> fn{backends::impl::device_copy(kernel)};

@@ -86,6 +86,10 @@
 #error "TESSERA_GPU_EMULATION needs a Kokkos with the OpenMP backend (build-kokkos.sh openmp-gpu)"
 #endif
 
+/// The Kokkos execution spaces with a Tessera backend (backends/<name>/), as messages name them.
+/// CMake's list is TESSERA_BACKENDS (cmake/TesseraKokkos.cmake); test_headers checks they agree.
+#define TESSERA_BACKEND_NAMES "Serial, OpenMP, Cuda, HIP"
+
 #define TESSERA_KOKKOS_VERSION_AT_LEAST(major, minor) \
   (KOKKOS_VERSION >= ((major)*10000 + (minor)*100))
 
@@ -107,6 +111,13 @@ using memory_space = execution_space::memory_space;
 /// True when host code can dereference pointers into memory_space (Serial, OpenMP).
 inline constexpr bool host_accessible_memory =
     Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
+/// A Kokkos execution space Tessera can launch on: one with a backend (backends/) that can
+/// access the memory arrays live in (memory_space). Every entry point takes an instance of one
+/// first: the default execution space, and e.g. Kokkos::Serial beside Kokkos::OpenMP in an
+/// OpenMP build (not Kokkos::Serial in a CUDA build: arrays live in device memory there).
+template <class S>
+concept launchable_space = bool(Kokkos::is_execution_space<S>::value) &&
+                           bool(Kokkos::SpaceAccessibility<S, memory_space>::accessible);
 /// True in a GPU-emulation build (TESSERA_GPU_EMULATION): OpenMP runs the GPU kernel family.
 inline constexpr bool gpu_emulation = TESSERA_GPU_EMULATION != 0;
 }  // namespace tessera

@@ -30,7 +30,7 @@ template <class Space>
 struct tile_mapping {
   static_assert(no_backend_for<Space>,
                 "tessera: this Kokkos execution space has no Tessera backend (backends exist for "
-                "Serial, OpenMP, Cuda and HIP: backends/<name>/); add a folder that specialises "
+                TESSERA_BACKEND_NAMES ": backends/<name>/); add a folder that specialises "
                 "tessera::impl::tile_mapping and tessera::backends::backend for it");
 };
 
