@@ -4,7 +4,9 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string_view>
 
 namespace tessera_test {
@@ -29,6 +31,54 @@ struct ran_counter : doctest::IReporter {
   void test_case_skipped(const doctest::TestCaseData&) override {}
 };
 REGISTER_LISTENER("tessera_ran_counter", 1, ran_counter);
+
+/// The random seed of the running test case: a hash of its name (so a case's data does not
+/// depend on which cases ran before it), or TESSERA_TEST_SEED when set; printed when the case
+/// fails, to replay it.
+struct seed_state {
+  static inline std::uint64_t seed = 20261120;
+  static inline unsigned long serial = 0;
+};
+std::uint64_t case_seed() {
+  return seed_state::seed;
+}
+unsigned long case_serial() {
+  return seed_state::serial;
+}
+
+struct seed_listener : doctest::IReporter {
+  explicit seed_listener(const doctest::ContextOptions&) {}
+  void report_query(const doctest::QueryData&) override {}
+  void test_run_start() override {}
+  void test_run_end(const doctest::TestRunStats&) override {}
+  void test_case_start(const doctest::TestCaseData& in) override {
+    std::uint64_t h = 1469598103934665603ull;  // FNV-1a of the case's name
+    for (const char* c = in.m_name; c && *c; ++c) h = (h ^ std::uint64_t(*c)) * 1099511628211ull;
+    if (const char* env = std::getenv("TESSERA_TEST_SEED")) h = std::strtoull(env, nullptr, 10);
+    seed_state::seed = h;
+    ++seed_state::serial;
+    name_ = in.m_name;
+  }
+  void test_case_reenter(const doctest::TestCaseData&) override {}
+  void test_case_end(const doctest::CurrentTestCaseStats& st) override {
+    if (st.numAssertsFailedCurrentTest > 0 || st.failure_flags != 0)
+      std::fprintf(stderr,
+                   "tessera tests: case \"%s\" drew its random data from seed %llu (replay: "
+                   "TESSERA_TEST_SEED=%llu)\n",
+                   name_, static_cast<unsigned long long>(seed_state::seed),
+                   static_cast<unsigned long long>(seed_state::seed));
+  }
+  void test_case_exception(const doctest::TestCaseException&) override {}
+  void subcase_start(const doctest::SubcaseSignature&) override {}
+  void subcase_end() override {}
+  void log_assert(const doctest::AssertData&) override {}
+  void log_message(const doctest::MessageData&) override {}
+  void test_case_skipped(const doctest::TestCaseData&) override {}
+
+ private:
+  const char* name_ = "";
+};
+REGISTER_LISTENER("tessera_seed", 2, seed_listener);
 
 bool has_test_case_filter(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {

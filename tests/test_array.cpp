@@ -2,6 +2,11 @@
 // AMP's lazy-copy calls, and shape errors that leave the caller's data untouched.
 #include "test_util.hpp"
 
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
 // `index` alone would also find POSIX ::index(); the using-declaration below hides it.
 namespace {
 using namespace tessera;
@@ -91,6 +96,90 @@ TEST_CASE("bad shapes throw shape_error naming the function and sizes") {
   CHECK_THROWS_WITH_AS((array<float, 2>(extent<2>(2, 3), small.begin(), small.end())),
                        doctest::Contains("(2,3)"), shape_error);
   CHECK_THROWS_AS((array<float, 1>(extent<1>(-1))), shape_error);
+}
+
+// --- the data API C++ AMP samples use ----------------------------------------------------------
+
+TEST_CASE("array_view: section, projection, view_as, reinterpret_as, const conversion") {
+  std::vector<int> h(6 * 7);
+  std::iota(h.begin(), h.end(), 0);
+  array_view<int, 2> v(6, 7, h.data());
+  // Section: rows 1..3, columns 2..5, written by a kernel.
+  auto s = v.section(index<2>(1, 2), extent<2>(3, 4));
+  CHECK(s.extent == extent<2>(3, 4));
+  parallel_for_each(
+      s.extent, TESSERA_KERNEL(const index<2>& i) { s[i] = -s[i]; });
+  s.synchronize();
+  for (int r = 0; r < 6; ++r)
+    for (int c = 0; c < 7; ++c) {
+      const bool in = r >= 1 && r < 4 && c >= 2 && c < 6;
+      CHECK(h[std::size_t(r * 7 + c)] == (in ? -(r * 7 + c) : r * 7 + c));
+    }
+  CHECK_THROWS_AS(v.section(index<2>(4, 0), extent<2>(3, 1)), shape_error);
+  // Projection: v[2] is row 2 as a rank-1 view.
+  array_view<int, 1> row2 = v[2];
+  CHECK(row2.extent == extent<1>(7));
+  CHECK(row2[3] == h[2 * 7 + 3]);
+  CHECK_THROWS_AS(v[6], shape_error);
+  // view_as and reinterpret_as.
+  std::vector<float> f(12, 1.5f);
+  array_view<float, 1> flat(12, f.data());
+  auto grid = flat.view_as(extent<2>(3, 4));
+  CHECK(grid(2, 3) == 1.5f);
+  auto bits = flat.reinterpret_as<unsigned>();
+  CHECK(bits.extent == extent<1>(12));
+  unsigned want = 0;
+  const float one_half = 1.5f;
+  std::memcpy(&want, &one_half, sizeof want);
+  CHECK(bits[0] == want);
+  CHECK_THROWS_AS(flat.view_as(extent<2>(5, 4)), shape_error);
+  // array_view<T> -> array_view<const T>, read by a kernel.
+  array_view<const int, 2> cv = v;
+  array<int, 1> sums{extent<1>(6)};
+  parallel_for_each(
+      sums.extent, TESSERA_KERNEL(const index<1>& i) {
+        int acc = 0;
+        for (int c = 0; c < 7; ++c) acc += cv(i[0], c);
+        sums[i] = acc;
+      });
+  const auto sv = sums.to_vector();
+  for (int r = 0; r < 6; ++r) {
+    int want_r = 0;
+    for (int c = 0; c < 7; ++c) want_r += h[std::size_t(r * 7 + c)];
+    CHECK(sv[std::size_t(r)] == want_r);
+  }
+}
+
+TEST_CASE("copy between arrays, views and host containers, views over arrays read back") {
+  std::vector<double> src(20);
+  std::iota(src.begin(), src.end(), 1.0);
+  array<double, 2> a{extent<2>(4, 5)};
+  tessera::copy(src.begin(), src.end(), a);
+  array<double, 2> b{extent<2>(4, 5)};
+  tessera::copy(a, b);
+  std::vector<double> back(20);
+  tessera::copy(b, back.begin());
+  CHECK(back == src);
+  // Into a section of a view over host memory, converting element types.
+  std::vector<float> host(8 * 8, 0.f);
+  array_view<float, 2> hv(8, 8, host.data());
+  tessera::copy(a, hv.section(index<2>(2, 1), extent<2>(4, 5)));
+  hv.synchronize();
+  CHECK(host[2 * 8 + 1] == 1.f);
+  CHECK(host[5 * 8 + 5] == 20.f);
+  // An array_view over an array reads the array's current data on the host.
+  array_view<double, 2> over(b);
+  CHECK(over(3, 4) == 20.0);
+  CHECK_THROWS_AS(tessera::copy(a, array<double, 2>(extent<2>(5, 4))), shape_error);
+  CHECK_THROWS_AS(tessera::copy(src.begin(), src.begin() + 3, b), shape_error);
+  CHECK(b.to_vector() == src);  // untouched by the failed copies
+  // Overlapping copy inside one buffer goes through a temporary.
+  std::vector<int> o(10);
+  std::iota(o.begin(), o.end(), 0);
+  array_view<int, 1> ov(10, o.data());
+  tessera::copy(ov.section(0, 8), ov.section(2, 8));
+  ov.synchronize();
+  CHECK(o == std::vector<int>{0, 1, 0, 1, 2, 3, 4, 5, 6, 7});
 }
 
 }  // namespace

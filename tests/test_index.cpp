@@ -77,4 +77,38 @@ TEST_CASE("tiled_index::local_linear is row-major") {
   CHECK(u.local_linear() == 1 * 12 + 2 * 4 + 3);
 }
 
+// --- the index arithmetic C++ AMP samples use --------------------------------------------------
+
+TEST_CASE("index and extent arithmetic, conversions and tile constants") {
+  index<2> i(3, 4);
+  i += index<2>(1, 1);
+  CHECK(i == index<2>(4, 5));
+  i -= 2;
+  CHECK(i == index<2>(2, 3));
+  i *= 3;
+  CHECK(i == index<2>(6, 9));
+  CHECK(-i == index<2>(-6, -9));
+  const int comps[3] = {1, 2, 3};
+  CHECK(index<3>(comps) == index<3>(1, 2, 3));
+  CHECK(extent<3>(comps).size() == 6);
+  extent<2> e(10, 20);
+  CHECK(e + index<2>(1, 2) == extent<2>(11, 22));
+  CHECK(e / 5 == extent<2>(2, 4));
+  using te_t = tiled_extent<16, 8>;
+  static_assert(te_t::tile_dim0 == 16 && te_t::tile_dim1 == 8);
+  constexpr extent<2> tile = te_t::tile_extent;
+  static_assert(tile[0] == 16 && tile[1] == 8);
+  static_assert(tiled_index<4, 2>::tile_dim1 == 2);
+  // tiled_index converts to its global index: c[tidx] reads c at t.global.
+  array<int, 2> c(8, 8), d(8, 8);
+  parallel_for_each(
+      c.extent, TESSERA_KERNEL(const index<2>& x) { c[x] = int(x[0] * 8 + x[1]); });
+  parallel_for_each(
+      c.extent.tile<4, 4>(), TESSERA_KERNEL(tile_group<4, 4>& g) {
+        g.for_each([&](const tiled_index<4, 4>& t) { d[t] = c[t] + 1; });
+      });
+  const auto dv = d.to_vector();
+  for (int k = 0; k < 64; ++k) CHECK(dv[std::size_t(k)] == k + 1);
+}
+
 }  // namespace

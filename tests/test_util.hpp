@@ -7,14 +7,27 @@
 #include <Eigen/Dense>
 
 #include <array>
+#include <cstdint>
 #include <random>
 #include <vector>
 
+namespace tessera_test {
+std::uint64_t case_seed();    // doctest_runner.cpp: the running case's seed
+unsigned long case_serial();  // changes when a new case starts
+}  // namespace tessera_test
+
 namespace tt {
 
-/// Fixed seed: every run sees the same shapes and data.
+/// The random generator of the running test case, seeded from the case's name (the same data
+/// in every run and whichever cases ran before; TESSERA_TEST_SEED overrides it, and a failing
+/// case prints its seed).
 inline std::mt19937_64& rng() {
-  static std::mt19937_64 g(20261120);
+  static std::mt19937_64 g;
+  static unsigned long serial = ~0ul;
+  if (serial != tessera_test::case_serial()) {
+    serial = tessera_test::case_serial();
+    g.seed(tessera_test::case_seed());
+  }
   return g;
 }
 template <class T = float>

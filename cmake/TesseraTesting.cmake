@@ -1,0 +1,26 @@
+# The one way tests are registered: every ctest entry gets a label here (README lists them:
+# data, tier0, tier1, tier2, checked, plan, reduce, reliability, conformance, build, examples,
+# tour), so `ctest -L <label>` selects any part of the suite.
+
+# tessera_add_test(NAME <name> LABEL <label> COMMAND <command...> [PROPERTIES <prop value...>])
+function(tessera_add_test)
+  cmake_parse_arguments(T "" "NAME;LABEL" "COMMAND;PROPERTIES" ${ARGN})
+  if(NOT T_NAME OR NOT T_LABEL OR NOT T_COMMAND)
+    message(FATAL_ERROR "tessera_add_test: NAME, LABEL and COMMAND are required (got ${ARGN})")
+  endif()
+  add_test(NAME ${T_NAME} COMMAND ${T_COMMAND})
+  set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABEL}" ${T_PROPERTIES})
+endfunction()
+
+# tessera_add_doctest(<target> <label>)
+#   Host builds: every doctest case of <target> is its own ctest test, "<target>: <case>"
+#   (listed after the build). Device builds (CUDA, HIP) cannot run the executable at build time,
+#   so it is one ctest test there.
+function(tessera_add_doctest target label)
+  if(TESSERA_DEVICE_BUILD)
+    tessera_add_test(NAME ${target} LABEL ${label} COMMAND ${target})
+  else()
+    include(doctest)
+    doctest_discover_tests(${target} TEST_PREFIX "${target}: " PROPERTIES LABELS "${label}")
+  endif()
+endfunction()
