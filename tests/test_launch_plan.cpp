@@ -4,6 +4,7 @@
 // are exactly the kernels explain()/plan() printed, in order.
 #include "test_util.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -177,6 +178,74 @@ TEST_CASE("Tier 0 and Tier 2 launches as planned") {
   }
   check_launches_match({p2});
   REQUIRE(p2.barriers.size() == 1);
+}
+
+std::vector<std::string>& reduce_labels() {
+  static std::vector<std::string> v;
+  return v;
+}
+void on_begin_reduce(const char* name, const std::uint32_t, std::uint64_t* kernel_id) {
+  reduce_labels().emplace_back(name);
+  *kernel_id = 0;
+}
+
+// Reductions are planned like every other kernel: explain(reduction::sum, e) prints the kernels
+// that run — for an expression, the kernels materializing its non-elementwise parts, then the
+// reduction (a parallel_reduce, or a parallel_for into partials when reproducible) — with the
+// labels Kokkos Tools sees.
+TEST_CASE("reductions launch as planned: labels, kernels, chunks") {
+  auto ea = tt::random_matrix<float>(67, 45), eb = tt::random_matrix<float>(45, 38);
+  array<float, 2> A = from_eigen(ea), B = from_eigen(eb);
+  const auto check = [&](const codegen::program_plan& p, auto&& run) {
+    Kokkos::fence();
+    tool_labels().clear();
+    reduce_labels().clear();
+    Kokkos::Tools::Experimental::set_begin_parallel_for_callback(&on_begin_for);
+    Kokkos::Tools::Experimental::set_begin_parallel_reduce_callback(&on_begin_reduce);
+    run();
+    Kokkos::fence();
+    Kokkos::Tools::Experimental::set_begin_parallel_for_callback(nullptr);
+    Kokkos::Tools::Experimental::set_begin_parallel_reduce_callback(nullptr);
+    std::vector<std::string> seen;
+    for (const auto& l : tool_labels())
+      if (starts_with(l, "tessera::")) seen.push_back(l);
+    for (const auto& l : reduce_labels()) seen.push_back(l);
+    std::vector<std::string> planned;
+    for (const auto& k : p.kernels) {
+      if (k.packed_matmul) {
+        for (std::int64_t i = 0; i < k.gemm.launches; ++i) {
+          planned.push_back(k.label + " (pack B)");
+          planned.push_back(k.label);
+        }
+      } else {
+        planned.push_back(k.label);
+      }
+    }
+    std::sort(seen.begin(), seen.end());
+    std::sort(planned.begin(), planned.end());
+    CHECK(seen == planned);
+  };
+  const auto ps = plan(reduction::sum, A);
+  REQUIRE(ps.kernels.size() == 1);
+  CHECK(ps.kernels[0].family == kernel_family::reduction);
+  CHECK(ps.kernels[0].league_size ==
+        (67 * 45 + ps.kernels[0].reduce_chunk - 1) / ps.kernels[0].reduce_chunk);
+  CHECK(tt::has(explain(reduction::sum, A), "reduction: sum of 3015 float elements"));
+  check(ps, [&] { (void)sum(A); });
+  const auto pr = plan(reduction::sum, A, reproducible);
+  CHECK(tt::has(pr.kernels.at(0).policy, "partials"));
+  check(pr, [&] { (void)sum(A, reproducible); });
+  const auto pm = plan(reduction::max_value, A * 2.f);
+  REQUIRE(pm.kernels.size() == 1);
+  CHECK(tt::has(pm.kernels[0].name, "*(A, scalar)"));
+  check(pm, [&] { (void)max_value(A * 2.f); });
+  const auto pe = plan(reduction::sum, matmul(A, B) + 1.f);
+  REQUIRE(pe.kernels.size() == 2);  // the matmul into a temporary, then the sum reading it
+  CHECK(pe.kernels[0].family == kernel_family::matmul);
+  CHECK(pe.kernels[1].family == kernel_family::reduction);
+  check(pe, [&] { (void)sum(matmul(A, B) + 1.f); });
+  CHECK(plan(reduction::reduce, A, ops::max{}).kernels.at(0).label == "tessera::reduce");
+  CHECK(plan(reduction::sum, array<float, 1>(0)).kernels.empty());
 }
 
 }  // namespace

@@ -441,6 +441,66 @@ struct reader_scope {
     backends::exec::reader_scope<Space, E> scope(exec, e);      \
     return fn(exec, scope.reader, args...);                     \
   }
+namespace backends::exec {
+/// Appends the plans of the kernels that materialize e's non-elementwise parts, in the order
+/// reader_scope runs them.
+template <class Space, class N>
+void materialization_plans(const Space& exec, const N& n, codegen::program_plan& p) {
+  if constexpr (is_elementwise(N::traits)) {
+    codegen::for_each_child(n, [&](const auto& c) { materialization_plans(exec, c, p); });
+  } else if (n.get_extent().size() > 0) {
+    for (const auto& k : plan_of(exec, n, nullptr).plan.kernels) p.kernels.push_back(k);
+  }
+}
+}  // namespace backends::exec
+
+/// The plan of reduction r of an expression on exec, as the reduction runs it: the kernels
+/// that compute its non-elementwise parts into temporaries, then the reduction kernel, which
+/// reads the rest element by element. Nothing runs. \throws as the reduction would
+template <launchable_space Space, class E, class Op = ops::add>
+requires requires {
+  typename E::tessera_expression_tag;
+}
+codegen::program_plan plan(const Space& exec, reduction r, const E& e, const Op& op = {},
+                           bool reproducible = false) {
+  tessera::impl::require_runtime("tessera::plan(reduction)");
+  codegen::program_plan p;
+  const auto x = backends::impl::checked_extent("tessera::plan(reduction)", e);
+  if (x.size() == 0) return p;
+  backends::exec::materialization_plans(exec, e, p);
+  p.kernels.push_back(backends::impl::reduction_kernel_plan<typename E::value_type>(
+      exec, r, x.size(), op, reproducible));
+  p.kernels.back().name += ": " + codegen::describe_node(codegen::build_graph(e), 0);
+  return p;
+}
+template <class E>
+requires requires {
+  typename E::tessera_expression_tag;
+}
+codegen::program_plan plan(reduction r, const E& e) {
+  return plan(execution_space(), r, e);
+}
+template <class E>
+requires requires {
+  typename E::tessera_expression_tag;
+}
+codegen::program_plan plan(reduction r, const E& e, reproducible_t) {
+  return plan(execution_space(), r, e, ops::add{}, true);
+}
+template <class E, class Op>
+requires(requires { typename E::tessera_expression_tag; } &&
+         !std::is_same_v<Op, reproducible_t>) codegen::program_plan
+    plan(reduction r, const E& e, const Op& op) {
+  return plan(execution_space(), r, e, op);
+}
+template <class E, class... Args>
+requires requires {
+  typename E::tessera_expression_tag;
+}
+std::string explain(reduction r, const E& e, const Args&... args) {
+  return codegen::to_string(plan(r, e, args...));
+}
+
 TESSERA_EXPR_REDUCTION(sum)
 TESSERA_EXPR_REDUCTION(mean)
 TESSERA_EXPR_REDUCTION(min_value)

@@ -1,8 +1,9 @@
 /// \file tile_launch.hpp
-/// \brief Tier 0 launches: `parallel_for_each(tiled_extent, kernel)` on a Kokkos TeamPolicy
-///        (one team per tile, tile_static in team scratch), its checked mode, `explain`, and
-///        the element-parallel `parallel_for_each(extent, f(index))`. Generic over the
-///        execution space: the backend (backends/<name>/) supplies the tile mapping and limits.
+/// \brief Tier 0 launches, the public API: `parallel_for_each(tiled_extent, kernel)` on a Kokkos
+///        TeamPolicy (one team per tile, tile_static in team scratch), its checked mode,
+///        `explain`/`plan` of a launch, and the element-parallel `parallel_for_each(extent,
+///        f(index))`. Generic over the execution space: the backend (backends/<name>/) supplies
+///        the tile mapping and limits.
 ///
 /// Every launch: (1) a planning pass runs the body once on the host, for_each bodies skipped,
 /// recording tile_static/tile_local buffers and barriers; (2) the code generator turns that
@@ -11,26 +12,17 @@
 /// tile with every logical thread, global writes discarded, which throws usage_error for a
 /// barrier, tile_static allocation or for_each inside for_each, and bounds_error for an
 /// out-of-bounds global access; (4) the plan is launched: league, team size, scratch level and
-/// bytes come from it.
+/// bytes come from it. The pieces: tile_launch/kernel_checks.hpp, tile_launch/plan.hpp,
+/// tile_launch/functor.hpp.
 #pragma once
 
-#include <tessera/backends/backend_fwd.hpp>
-#include <tessera/backends/checked.hpp>
-#include <tessera/backends/kernels/team_policy.hpp>
-#include <tessera/backends/launch.hpp>
-#include <tessera/codegen/kernel_plan.hpp>
-#include <tessera/codegen/passes/tile_kernel.hpp>
-#include <tessera/codegen/plan_cache.hpp>
+#include <tessera/backends/tile_launch/functor.hpp>
+#include <tessera/backends/tile_launch/kernel_checks.hpp>
+#include <tessera/backends/tile_launch/plan.hpp>
 #include <tessera/dsl/errors.hpp>
 #include <tessera/dsl/runtime.hpp>
-#include <tessera/dsl/tile_group.hpp>
 
-#include <climits>
-#include <memory>
-#include <mutex>
 #include <string>
-#include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace tessera {
@@ -53,313 +45,6 @@ inline checked_t checked_collect(std::vector<finding>& out, std::size_t max_find
   c.max_findings = max_findings;
   return c;
 }
-
-namespace backends::impl {
-
-template <int... T>
-std::string tile_name() {
-  std::string s = "<";
-  int k = 0;
-  ((s += (k++ ? "," : ""), s += std::to_string(T)), ...);
-  return s + ">";
-}
-
-/// True when `pretty` (a __PRETTY_FUNCTION__ of a template with parameter F) names a closure
-/// type itself, not a class template that merely has one as an argument: "<lambda(" (GCC) or
-/// "lambda [" (nvcc's front end) outside any template argument list.
-constexpr bool names_closure_type(std::string_view pretty) {
-  const auto p = pretty.find("F = ");
-  if (p == std::string_view::npos) return false;
-  const std::string_view s = pretty.substr(p + 4);
-  int depth = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const std::string_view rest = s.substr(i);
-    if (rest.starts_with("->")) {
-      ++i;
-      continue;
-    }
-    if (depth == 0 && (rest.starts_with("lambda [") || rest.starts_with("<lambda("))) return true;
-    if (s[i] == '<')
-      ++depth;
-    else if (s[i] == '>')
-      --depth;
-    else if (depth == 0 && (s[i] == ';' || s[i] == ']'))
-      return false;
-  }
-  return false;
-}
-template <class F>
-constexpr std::string_view type_name() {
-  return __PRETTY_FUNCTION__;
-}
-/// nvcc: a plain `[=]` lambda is host code and cannot become a kernel (clang's CUDA/HIP mode
-/// makes lambdas host-device implicitly; host backends run any callable).
-template <class F>
-constexpr bool host_only_lambda() {
-#if defined(__NVCC__)
-  return !__nv_is_extended_host_device_lambda_closure_type(F) &&
-         !__nv_is_extended_device_lambda_closure_type(F) && names_closure_type(type_name<F>());
-#else
-  return false;
-#endif
-}
-
-/// Compile-time checks every launch makes on its kernel type.
-template <class F>
-constexpr void check_device_kernel() {
-  static_assert(!host_only_lambda<F>(),
-                "parallel_for_each: this kernel is a plain [=] lambda, which is host code; write "
-                "it as TESSERA_KERNEL(tessera::tile_group<...>& g) { ... } (or "
-                "TESSERA_KERNEL(const tessera::index<N>& idx) for element-parallel launches), or "
-                "as a functor whose call operator is TESSERA_INLINE");
-}
-template <class F, class Group>
-constexpr void check_kernel_signature() {
-  static_assert(std::is_invocable_v<const F&, Group&>,
-                "parallel_for_each(tiled_extent<T...>, kernel): the kernel must be callable as "
-                "kernel(tile_group<T...>&) with the same tile sizes (and rank) as the extent "
-                "(on another execution space than the default: basic_tile_group<Space, T...>& "
-                "or auto&)");
-  check_device_kernel<F>();
-}
-
-template <int... T>
-void check_even(const char* fn, const tiled_extent<T...>& te) {
-  for (int d = 0; d < te.rank; ++d)
-    if (te[d] < 0)
-      throw shape_error(std::string(fn) + ": negative extent " + to_string(te) + " (tile " +
-                        tile_name<T...>() + ")");
-  if (!te.is_even())
-    throw shape_error(std::string(fn) + ": extent " + to_string(te) +
-                      " is not a multiple of the tile " + tile_name<T...>() +
-                      "; call .pad() (and use guarded_read/guarded_write) or .truncate() (and "
-                      "handle the remainder) first");
-  if (te.tile_count() > INT_MAX)
-    throw resource_error(std::string(fn) + ": " + std::to_string(te.tile_count()) +
-                         " tiles exceed the largest Kokkos league (" + std::to_string(INT_MAX) +
-                         "); use larger tiles");
-}
-
-/// While a fast launch copies its kernel: array_views it captures are made current on the
-/// device (GPU backends; host backends share the caller's memory).
-class device_capture final : public tessera::impl::capture_observer {
- public:
-  tessera::impl::global_hook* on_capture(const tessera::impl::captured_buffer& b) override {
-    if (b.sync) b.sync->to_device(!b.read_only);
-    return nullptr;
-  }
-};
-/// A copy of `kernel` as the device will run it (array_views synchronized to the device).
-template <class F>
-F device_copy(const F& kernel) {
-  if constexpr (host_accessible_memory) {
-    return kernel;
-  } else {
-    device_capture obs;
-    tessera::impl::capture_scope scope(&obs);
-    return F(kernel);
-  }
-}
-
-/// The planning pass's recorder of this thread, reused across launches.
-inline planning_context& planning_recorder() {
-  static thread_local planning_context ctx;
-  return ctx;
-}
-
-/// Runs the body of `kernel` in planning mode on the host: allocations and barriers recorded,
-/// for_each bodies skipped.
-template <class Space, int... T, class F>
-planning_context& record_body(const F& kernel) {
-  planning_context& ctx = planning_recorder();
-  ctx.clear();
-  basic_tile_group<Space, T...> g(&ctx, index<sizeof...(T)>(), index<sizeof...(T)>());
-  kernel(g);
-  return ctx;
-}
-
-/// The plan of a tile launch from a recorded body.
-template <class Space, int... T>
-codegen::kernel_plan plan_from_body(const char* fn, const tiled_extent<T...>& te,
-                                    const planning_context& ctx) {
-  std::vector<std::int64_t> tiles;
-  for (int d = 0; d < te.rank; ++d) tiles.push_back(te[d] / tiled_extent<T...>::tile_extent[d]);
-  return codegen::plan_tile_kernel(std::string(fn) + tile_name<T...>(), {T...}, tiles, ctx.body(),
-                                   backend<Space>::make_target());
-}
-
-/// Checker run: every tile (checked mode) or tile 0 with writes discarded (dry run).
-template <class Space, int... T, class F>
-void run_checker(const tiled_extent<T...>& te, const F& kernel, checker_options opt) {
-  constexpr int rank = sizeof...(T);
-  constexpr index_type dims[rank] = {T...};
-  Kokkos::fence();
-  checked_context ctx({T...}, opt);
-  const tessera::impl::hooked_run_scope hooked;  // outlives the hooked copy below
-  std::unique_ptr<F> copy;
-  {
-    tessera::impl::capture_scope scope(&ctx);
-    copy = std::make_unique<F>(kernel);
-  }
-  struct current_guard {
-    tessera::impl::host_context* prev = tessera::impl::current_host_context();
-    explicit current_guard(tessera::impl::host_context* c) {
-      tessera::impl::current_host_context() = c;
-    }
-    ~current_guard() { tessera::impl::current_host_context() = prev; }
-  } guard(&ctx);
-  const extent<rank> counts = te.tile_counts();
-  const index_type tiles = opt.dry_run ? (counts.size() > 0 ? 1 : 0) : counts.size();
-  for (index_type r = 0; r < tiles; ++r) {
-    index<rank> tile, origin;
-    index_type q = r;
-    for (int d = rank - 1; d >= 0; --d) {
-      tile[d] = q % counts[d];
-      q /= counts[d];
-      origin[d] = tile[d] * dims[d];
-    }
-    ctx.begin_tile(std::vector<index_type>(tile.v, tile.v + rank), r);
-    try {
-      basic_tile_group<Space, T...> g(&ctx, tile, origin);
-      (*copy)(g);
-      ctx.end_tile();
-    } catch (const checked_context::stop_tile&) {
-    }
-  }
-  ctx.finish();
-}
-
-/// Per kernel type F: plans by (tile counts, recorded signature), and whether the dry run
-/// has validated F.
-template <class F, class Space, int... T>
-struct tile_plan_cache {
-  std::mutex mutex;
-  // unordered_map: Debian's hipcc (clang 15) crashes instantiating a std::map of this in C++20.
-  std::unordered_map<std::vector<std::int64_t>, std::shared_ptr<const codegen::kernel_plan>,
-                     codegen::key_hash<std::vector<std::int64_t>>>
-      plans;
-  bool validated = false;
-  static tile_plan_cache& get() {
-    static tile_plan_cache c;
-    return c;
-  }
-};
-
-/// The plan of launching `kernel` on `te` (planning pass, cache, first-launch dry run). The
-/// reference stays valid until this thread's next launch of the same kernel type.
-template <class Space, int... T, class F>
-const codegen::kernel_plan& plan_launch(const char* fn, const tiled_extent<T...>& te,
-                                        const F& kernel, bool validate) {
-  planning_context& rec = record_body<Space, T...>(kernel);
-  // This thread's last plan of kernel type F: a repeated launch of one shape takes no lock.
-  struct last_hit {
-    std::vector<std::int64_t> key;
-    std::shared_ptr<const codegen::kernel_plan> plan;
-    bool validated = false;
-  };
-  static thread_local last_hit last;
-  static thread_local std::vector<std::int64_t> key;
-  key.clear();
-  for (int d = 0; d < te.rank; ++d) key.push_back(te[d]);
-  rec.signature(key);
-  if (last.plan && last.key == key && (last.validated || !validate)) return *last.plan;
-
-  auto& cache = tile_plan_cache<F, Space, T...>::get();
-  std::shared_ptr<const codegen::kernel_plan> plan;
-  bool validated;
-  {
-    std::lock_guard<std::mutex> lock(cache.mutex);
-    auto it = cache.plans.find(key);
-    if (it != cache.plans.end()) plan = it->second;
-    validated = cache.validated;
-  }
-  const bool built = !plan;
-  if (built)
-    plan = std::make_shared<const codegen::kernel_plan>(plan_from_body<Space>(fn, te, rec));
-  if (validate && !validated) {
-    checker_options opt;
-    opt.dry_run = true;
-    opt.fn = fn;
-    run_checker<Space>(te, kernel, opt);
-    validated = true;
-  }
-  {
-    std::lock_guard<std::mutex> lock(cache.mutex);
-    if (validated) cache.validated = true;
-    if (built) {
-      if (cache.plans.size() > 1024) cache.plans.clear();
-      cache.plans.emplace(key, plan);
-    }
-  }
-  last.key = key;
-  last.plan = std::move(plan);
-  last.validated = validated;
-  return *last.plan;
-}
-
-/// The Kokkos functor of a tile launch: one call per team = per tile.
-template <class F, class Space, int... T>
-struct tile_functor {
-  static constexpr int rank = sizeof...(T);
-  using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
-  F kernel;
-  extent<rank> tiles;  // tiles per dimension
-  int level;
-  std::size_t bytes;
-
-  // flatten: the kernel body and everything it calls are inlined here, where the group's host
-  // context is visibly null, so every checked-mode hook folds away and the phases vectorize.
-  TESSERA_FLATTEN KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
-    constexpr index_type dims[rank] = {T...};
-    index_type r = team.league_rank();
-    index<rank> tile, origin;
-    for (int d = rank - 1; d >= 0; --d) {
-      tile[d] = r % tiles[d];
-      r /= tiles[d];
-      origin[d] = tile[d] * dims[d];
-    }
-    char* scratch = nullptr;
-    if (bytes) {
-      // Over-allocated by 64 bytes so the base can be aligned for vector loads.
-      auto raw = reinterpret_cast<std::uintptr_t>(team.team_scratch(level).get_shmem(bytes + 64));
-      scratch = reinterpret_cast<char*>((raw + 63) & ~std::uintptr_t{63});
-    }
-    // The GPU mapping runs logical thread l on member l (tile_local is the member's register):
-    // a team of another size would compute a wrong answer, so it stops here instead.
-    if constexpr (tessera::impl::tile_mapping<Space>::thread_per_logical)
-      if (team.team_size() != (T * ...))
-        tessera::impl::misuse_in_kernel(
-            "tessera: a tile launch under the GPU mapping whose team size differs from the "
-            "tile's logical threads");
-    basic_tile_group<Space, T...> g(team, scratch, bytes, tile, origin);
-    kernel(g);
-  }
-};
-
-/// Launches `kernel` on `te` exactly as `plan` says (league, team size, scratch level and
-/// bytes). \throws resource_error when the team size exceeds what the backend allows for it;
-/// usage_error when the backend would run the plan's team with fewer members (nested OpenMP)
-template <class Space, int... T, class F>
-void launch_planned(const Space& exec, const tiled_extent<T...>& te, const F& kernel,
-                    const codegen::kernel_plan& plan) {
-  const int level = plan.scratch_level;
-  const std::size_t bytes = plan.scratch_bytes[level];
-  using functor = tile_functor<F, Space, T...>;
-  functor fn{device_copy(kernel), te.tile_counts(), level, bytes};
-  const auto policy = planned_team_policy(exec, plan, fn, level, bytes ? bytes + 64 : 0);
-  launch(plan.label, policy, fn);
-}
-
-/// RAII Kokkos profiling region (visible to Kokkos Tools).
-class profiling_region {
- public:
-  explicit profiling_region(const std::string& name) { Kokkos::Profiling::pushRegion(name); }
-  profiling_region(const profiling_region&) = delete;
-  profiling_region& operator=(const profiling_region&) = delete;
-  ~profiling_region() { Kokkos::Profiling::popRegion(); }
-};
-
-}  // namespace backends::impl
 
 /// Runs `kernel(tile_group<T...>& g)` once per tile of `te` (C++ AMP's tiled
 /// parallel_for_each), lowered onto a Kokkos TeamPolicy of execution space instance `exec`:
@@ -439,25 +124,6 @@ codegen::kernel_plan plan(const tiled_extent<T...>& te, const F& kernel) {
   backends::impl::check_even("plan", te);
   return backends::impl::plan_launch<space>("parallel_for_each", te, kernel, true);
 }
-
-namespace backends::impl {
-/// Functor of the element-parallel launch: kernel(index<N>) per point.
-template <class F, int N>
-struct element_functor {
-  F kernel;
-  TESSERA_FLATTEN KOKKOS_INLINE_FUNCTION void operator()(index_type i) const requires(N == 1) {
-    kernel(index<1>(i));
-  }
-  TESSERA_FLATTEN KOKKOS_INLINE_FUNCTION void operator()(index_type i, index_type j) const
-      requires(N == 2) {
-    kernel(index<2>(i, j));
-  }
-  TESSERA_FLATTEN KOKKOS_INLINE_FUNCTION void operator()(index_type i, index_type j,
-                                                         index_type k) const requires(N == 3) {
-    kernel(index<3>(i, j, k));
-  }
-};
-}  // namespace backends::impl
 
 /// Element-parallel launch: `kernel(index<N>)` once per point of `e` (C++ AMP's untiled
 /// parallel_for_each), on a Kokkos RangePolicy (rank 1) or MDRangePolicy (ranks 2, 3) of

@@ -130,9 +130,10 @@ struct kernel_plan {
   /// staged transpose on CPUs: consecutive tiles down a column of the output that one team
   /// walks (one store fence per team when streaming).
   std::int64_t tiles_per_team = 1;
-  gemm_params gemm;            ///< matmul, packed CPU form
-  gpu_matmul_params gpu_mm;    ///< matmul, register-blocked GPU form
-  bool packed_matmul = false;  ///< matmul lowers to the packed CPU gemm
+  gemm_params gemm;               ///< matmul, packed CPU form
+  gpu_matmul_params gpu_mm;       ///< matmul, register-blocked GPU form
+  bool packed_matmul = false;     ///< matmul lowers to the packed CPU gemm
+  std::int64_t reduce_chunk = 0;  ///< reduction: elements one iteration folds
 };
 
 inline std::string list_dims(const std::vector<std::int64_t>& v) {

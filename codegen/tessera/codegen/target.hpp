@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace tessera::codegen {
@@ -47,6 +48,15 @@ struct tile_reduce_options {
   int line_bytes = 0;  ///< CPUs: input columns combined in vector registers per line (0: no SIMD)
 };
 
+/// Whole-array reductions (kernel_family::reduction).
+struct reduction_options {
+  std::int64_t chunk = 1;               ///< elements one functor call folds
+  std::int64_t reproducible_chunk = 1;  ///< the same in reproducible mode
+  /// Reductions of at most this many chunks run on Kokkos::Serial, without waking a threaded
+  /// host space's pool (0: never).
+  std::int64_t serial_fold_chunks = 0;
+};
+
 /// The target description the passes read (made by backends::backend<Space>::make_target()).
 struct target {
   std::string backend = "Serial";
@@ -67,6 +77,7 @@ struct target {
   transpose_options transpose;
   matmul_options matmul;
   tile_reduce_options tile_reduce;
+  reduction_options reduction;
 };
 
 }  // namespace tessera::codegen

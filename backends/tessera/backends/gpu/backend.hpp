@@ -14,11 +14,16 @@ namespace tessera::backends::gpu {
 /// backends::backend<Space> on the GPU kernel family (see backend_fwd.hpp).
 template <class Space>
 struct backend : kernels<Space> {
-  static codegen::target make_target() { return gpu::make_target<Space>(); }
   /// Reductions: one element per functor call (Kokkos reduces across threads in a coalesced
   /// tree); reproducible mode folds chunks of 1024 elements per thread.
   static constexpr index_type reduce_chunk = 1;
   static constexpr index_type reproducible_chunk = 1024;
+  static codegen::target make_target() {
+    codegen::target t = gpu::make_target<Space>();
+    t.reduction.chunk = reduce_chunk;
+    t.reduction.reproducible_chunk = reproducible_chunk;
+    return t;
+  }
 };
 
 }  // namespace tessera::backends::gpu

@@ -31,7 +31,7 @@ inline int host_team_limit() {
 /// for transposes and tile_reduce, the generic tiled matmul with 8 x 8 tiles when the
 /// register-blocked one's 256 members do not fit), Kokkos::OpenMP's scratch limits.
 inline codegen::target make_target() {
-  codegen::target t = gpu::make_target<Kokkos::OpenMP>();
+  codegen::target t = gpu::backend<Kokkos::OpenMP>::make_target();
   t.backend = "OpenMP (GPU emulation)";
   const int limit = host_team_limit();
   t.max_team_size = std::min(t.max_team_size, limit);

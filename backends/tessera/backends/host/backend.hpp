@@ -11,13 +11,30 @@
 
 namespace tessera::backends::host {
 
+/// Reductions of at most this many chunks run on Kokkos::Serial when the execution space is a
+/// threaded host space, without waking its thread pool: one chunk cannot be split between
+/// threads (OpenMP, 2 threads, 2^14 floats: 0.49 instead of 1.03 us), and waking the pool
+/// costs about what one core takes to fold four chunks from cache (2^16 floats: 1.0 us on one
+/// thread, 1.3 on two). The chunks are the same; only the order their partials merge in
+/// differs, as it does between thread counts (reproducible mode fixes it).
+inline constexpr index_type serial_fold_chunks = 4;
+
 /// backends::backend<Space> on the CPU kernel family (see backend_fwd.hpp).
 template <class Space>
 struct backend : kernels<Space> {
-  static codegen::target make_target() { return host::make_target<Space>(); }
   /// Reductions: one functor call folds 2^14 consecutive elements with SIMD lanes.
   static constexpr index_type reduce_chunk = index_type(1) << 14;
   static constexpr index_type reproducible_chunk = index_type(1) << 14;
+  static codegen::target make_target() {
+    codegen::target t = host::make_target<Space>();
+    t.reduction.chunk = reduce_chunk;
+    t.reduction.reproducible_chunk = reproducible_chunk;
+#if defined(KOKKOS_ENABLE_SERIAL)
+    if constexpr (!std::is_same_v<Space, Kokkos::Serial>)
+      t.reduction.serial_fold_chunks = serial_fold_chunks;
+#endif
+    return t;
+  }
 };
 
 }  // namespace tessera::backends::host

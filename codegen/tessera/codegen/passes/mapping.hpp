@@ -20,6 +20,7 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
   switch (s.family) {
     case kernel_family::tile_kernel:
     case kernel_family::copy:
+    case kernel_family::reduction:
       break;
     case kernel_family::elementwise:
       k.policy = "RangePolicy";

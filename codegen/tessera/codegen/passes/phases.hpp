@@ -66,6 +66,7 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
   switch (k.family) {
     case kernel_family::tile_kernel:
     case kernel_family::copy:
+    case kernel_family::reduction:
       break;
     case kernel_family::elementwise:
       b.program.prologue.push_back({"evaluate and store", {}});

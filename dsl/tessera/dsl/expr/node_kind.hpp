@@ -41,6 +41,7 @@ enum class kernel_family {
   matmul,            ///< matmul core with its fused epilogue
   tile_reduce,       ///< tile_reduce / tile_mean core with prologue and epilogue
   copy,              ///< copies a temporary to the output (when the output aliases an input)
+  reduction,         ///< a whole-array reduction (sum, mean, min_value, max_value, reduce)
 };
 
 /// A node type's declaration for the code generator (see the file comment).
@@ -100,6 +101,8 @@ inline const char* to_string(kernel_family f) {
       return "tile_reduce + epilogue";
     case kernel_family::copy:
       return "copy";
+    case kernel_family::reduction:
+      return "reduction";
   }
   return "?";
 }

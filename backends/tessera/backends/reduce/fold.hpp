@@ -1,0 +1,276 @@
+/// \file reduce/fold.hpp
+/// \brief The chunk fold of whole-array reductions (device code): a chunk of the row-major
+///        element order folded into SIMD lanes, runs of contiguous elements through the
+///        backend's vector block sums where it has them; and the Kokkos functors that fold one
+///        chunk per call.
+#pragma once
+
+#include <tessera/backends/backend_fwd.hpp>
+#include <tessera/backends/reduce/lanes.hpp>
+#include <tessera/dsl/array.hpp>
+#include <tessera/dsl/readable.hpp>
+
+#include <cstddef>
+#include <type_traits>
+
+// On host compilers the chunk fold is kept out of line: compiled on its own, GCC keeps the
+// SIMD lanes in registers; inlined into Kokkos' loop it spills them. One call per 2^14 elements.
+#if !defined(TESSERA_DEVICE_PASS) && !defined(__CUDACC__) && !defined(__HIPCC__) && \
+    (defined(__GNUC__) || defined(__clang__))
+#define TESSERA_REDUCE_OUTLINE __attribute__((noinline))
+#else
+#define TESSERA_REDUCE_OUTLINE
+#endif
+// Fully unrolls the loop over the lanes so the lanes live in registers.
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#if defined(TESSERA_DEVICE_PASS)
+#define TESSERA_REDUCE_UNROLL _Pragma("unroll")
+#else
+#define TESSERA_REDUCE_UNROLL
+#endif
+#elif defined(__clang__)
+#define TESSERA_REDUCE_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define TESSERA_REDUCE_UNROLL _Pragma("GCC unroll 64")
+#else
+#define TESSERA_REDUCE_UNROLL
+#endif
+
+namespace tessera::backends::impl {
+
+// --- the chunk fold -------------------------------------------------------------------------
+
+/// An array or array_view read by a reduction through its raw strided pointer: no per-element
+/// host hook test (which keeps the chunk fold from vectorizing).
+template <class T, int N>
+struct raw_operand {
+  static constexpr int rank = N;
+  using value_type = T;
+  tessera::impl::strided_ref<const T, N> r;
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION T operator()(I... i) const {
+    return r(i...);
+  }
+  /// The element at (i..., 0): the start of a contiguous run of the last dimension.
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION const T* run(I... i) const {
+    return &r(i..., index_type(0));
+  }
+};
+
+/// A contiguous run of elements, read as get(j) = p[j]; data() exposes the run to a backend's
+/// vector block sums.
+template <class T>
+struct contiguous_run {
+  const T* p;
+  KOKKOS_FORCEINLINE_FUNCTION T operator()(index_type j) const { return p[j]; }
+  KOKKOS_FORCEINLINE_FUNCTION const T* data() const { return p; }
+};
+
+/// True when the backend of Space provides vector block sums (block_sums<K, L>(const T*)).
+template <class Space, class T, int K, int L>
+concept has_block_sums = requires(const T* p) {
+  backend<Space>::template block_sums<K, L>(p);
+};
+
+template <class E>
+inline constexpr bool is_raw_operand = false;
+template <class T, int N>
+inline constexpr bool is_raw_operand<raw_operand<T, N>> = true;
+
+template <class E>
+struct fold_value {
+  using type = readable_value_t<E>;
+};
+template <class T, int N>
+struct fold_value<raw_operand<T, N>> {
+  using type = T;
+};
+
+/// Folds runs of the row-major order of `e` with `rule` on execution space Space. Where the
+/// backend provides `block_sums<K, L>(p)` (the CPU backends: vector code whose loads walk each
+/// block in address order, which keeps the hardware prefetchers streaming) contiguous runs go
+/// through it; the sums are the same, so are the bits.
+template <class Space, class E, class Rule>
+struct chunk_folder {
+  static constexpr int N = E::rank;
+  static constexpr int L = Rule::lanes;
+  using value_type = typename fold_value<E>::type;
+  using acc_type = typename Rule::acc_type;
+
+  E e;
+  Rule rule;
+  extent<N> ext;
+
+  /// Element q of the row-major order (two divisions for ranks 2 and 3).
+  KOKKOS_INLINE_FUNCTION value_type at_linear(index_type q) const {
+    if constexpr (N == 1) {
+      return e(q);
+    } else if constexpr (N == 2) {
+      return e(q / ext[1], q % ext[1]);
+    } else {
+      const index_type k = q % ext[2];
+      q /= ext[2];
+      return e(q / ext[1], q % ext[1], k);
+    }
+  }
+
+  /// Calls f(get, j0, count) for each contiguous run of the last dimension inside the
+  /// row-major range [lo, hi): the run's elements are get(j0), ..., get(j0 + count - 1).
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void for_each_run(index_type lo, index_type hi, F&& f) const {
+    constexpr bool raw = is_raw_operand<E>;
+    if constexpr (N == 1) {
+      if constexpr (raw)
+        f(contiguous_run<value_type>{e.run()}, lo, hi - lo);
+      else
+        f([&](index_type j) -> value_type { return e(j); }, lo, hi - lo);
+    } else {
+      const index_type cols = ext[N - 1];
+      index_type row = lo / cols, j = lo % cols, left = hi - lo;
+      while (left > 0) {
+        const index_type cnt = cols - j < left ? cols - j : left;
+        if constexpr (N == 2) {
+          if constexpr (raw)
+            f(contiguous_run<value_type>{e.run(row)}, j, cnt);
+          else
+            f([&](index_type jj) -> value_type { return e(row, jj); }, j, cnt);
+        } else {
+          const index_type r0 = row / ext[1], r1 = row % ext[1];
+          if constexpr (raw)
+            f(contiguous_run<value_type>{e.run(r0, r1)}, j, cnt);
+          else
+            f([&](index_type jj) -> value_type { return e(r0, r1, jj); }, j, cnt);
+        }
+        left -= cnt;
+        ++row;
+        j = 0;
+      }
+    }
+  }
+
+  /// get(j) + get(j + L) + ... + get(j + (K - 1) L), added in the element type by a pairwise
+  /// tree: log2(K) roundings per element. K is a power of two.
+  template <int K, int Lanes, class G>
+  KOKKOS_FORCEINLINE_FUNCTION static value_type block_sum(const G& get, index_type j) {
+    if constexpr (K == 1)
+      return get(j);
+    else
+      return block_sum<K / 2, Lanes>(get, j) + block_sum<K / 2, Lanes>(get, j + K / 2 * Lanes);
+  }
+
+  /// The fold of elements [lo, hi) of the row-major order (hi > lo). Deterministic: depends
+  /// only on lo, hi and the data.
+  TESSERA_REDUCE_OUTLINE KOKKOS_INLINE_FUNCTION acc_type fold(index_type lo, index_type hi) const {
+    if (hi - lo < 2 * L) {
+      acc_type a = rule.lift(at_linear(lo));
+      for (index_type q = lo + 1; q < hi; ++q) rule.step(a, at_linear(q));
+      return a;
+    }
+    lane_block<Rule, L> lanes;
+    index_type start = lo;
+    if constexpr (requires { rule.identity(); }) {
+      for (int l = 0; l < L; ++l) lanes.clear(rule, l);
+    } else {  // no identity: the lanes start from the chunk's first L elements
+      for (int l = 0; l < L; ++l) lanes.init(rule, l, at_linear(lo + l));
+      start = lo + L;
+    }
+    for_each_run(start, hi, [&](const auto& get, index_type j0, index_type cnt) {
+      // One group = K consecutive runs of L elements (K = Rule::block; 1: plain lane steps).
+      // For block rules the K runs are first added in T, lane by lane, by a pairwise tree
+      // (log2 K roundings in T), then folded into the accumulator lanes.
+      constexpr int K = Rule::block > 1 ? Rule::block : 1;
+      constexpr index_type G = index_type(K) * L;
+      constexpr bool vector_blocks =
+          Rule::block > 1 && is_raw_operand<E> && has_block_sums<Space, value_type, K, L>;
+      auto group = [&](index_type j) {
+        if constexpr (vector_blocks) {
+          const auto t = backend<Space>::template block_sums<K, L>(get.data() + j);
+          if constexpr (Rule::unroll) {
+            TESSERA_REDUCE_UNROLL
+            for (int l = 0; l < L; ++l) lanes.step(rule, l, t[l]);
+          } else {
+            for (int l = 0; l < L; ++l) lanes.step(rule, l, t[l]);
+          }
+        } else if constexpr (Rule::block > 1) {
+          if constexpr (Rule::unroll) {
+            TESSERA_REDUCE_UNROLL
+            for (int l = 0; l < L; ++l) lanes.step(rule, l, block_sum<K, L>(get, j + l));
+          } else {
+            for (int l = 0; l < L; ++l) lanes.step(rule, l, block_sum<K, L>(get, j + l));
+          }
+        } else if constexpr (Rule::unroll) {
+          TESSERA_REDUCE_UNROLL
+          for (int l = 0; l < L; ++l) lanes.step(rule, l, get(j + l));
+        } else {
+          for (int l = 0; l < L; ++l) lanes.step(rule, l, get(j + l));
+        }
+      };
+      // The run's groups are cut into S equal parts read in turn, one group from each: S
+      // sequential streams keep more memory requests in flight than one where the loads of a
+      // group come in no particular order. A backend's block sums load in address order, which
+      // the prefetchers follow in one stream (measured: as fast from DRAM, and 1.5x faster
+      // from L2, than four). The order depends only on the run, so results are deterministic.
+      constexpr index_type S = vector_blocks ? 1 : 4;
+      const index_type per = cnt / G / S;
+      for (index_type b = 0; b < per; ++b)
+        for (index_type u = 0; u < S; ++u) group(j0 + (u * per + b) * G);
+      index_type q = S * per * G;
+      for (; q + G <= cnt; q += G) group(j0 + q);
+      if constexpr (Rule::block > 1) {
+        if constexpr (Rule::unroll) {
+          for (; q + L <= cnt; q += L) {
+            TESSERA_REDUCE_UNROLL
+            for (int l = 0; l < L; ++l) lanes.step(rule, l, get(j0 + q + l));
+          }
+        } else {
+          for (; q + L <= cnt; q += L)
+            for (int l = 0; l < L; ++l) lanes.step(rule, l, get(j0 + q + l));
+        }
+      }
+      for (int l = 0; q < cnt; ++q, ++l) lanes.step(rule, l, get(j0 + q));
+    });
+    return lanes.combine(rule);
+  }
+};
+
+/// The reduction value of the Kokkos reducer: a fold result, or nothing yet.
+template <class A>
+struct partial_fold {
+  A a;
+  bool set;
+};
+
+/// Functor of parallel_reduce: folds chunk c and merges it into the thread's value.
+template <class Folder>
+struct fold_chunks {
+  Folder f;
+  index_type n, chunk;
+  KOKKOS_INLINE_FUNCTION void operator()(index_type c,
+                                         partial_fold<typename Folder::acc_type>& v) const {
+    const index_type lo = c * chunk;
+    const index_type hi = n - lo < chunk ? n : lo + chunk;
+    const auto a = f.fold(lo, hi);
+    if (v.set) {
+      f.rule.merge(v.a, a);
+    } else {
+      v.a = a;
+      v.set = true;
+    }
+  }
+};
+
+/// Functor of the reproducible parallel_for: folds chunk c into partials(c).
+template <class Folder, class View>
+struct fold_chunks_to {
+  Folder f;
+  View partials;
+  index_type n, chunk;
+  KOKKOS_INLINE_FUNCTION void operator()(index_type c) const {
+    const index_type lo = c * chunk;
+    const index_type hi = n - lo < chunk ? n : lo + chunk;
+    partials(c) = f.fold(lo, hi);
+  }
+};
+
+}  // namespace tessera::backends::impl

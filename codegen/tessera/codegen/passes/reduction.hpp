@@ -1,0 +1,61 @@
+/// \file passes/reduction.hpp
+/// \brief The plan of a whole-array reduction (sum, mean, min_value, max_value, reduce): the
+///        row-major element order cut into the target's fixed chunks, one iteration per chunk
+///        folding it into SIMD lanes with the accumulation rule, chunk results combined by a
+///        Kokkos reduction — or, reproducible, written to per-chunk partials combined on the
+///        host in a fixed pairwise order. Few chunks on a threaded host space run on
+///        Kokkos::Serial. The launch (backends/reduce/launch.hpp) reads chunk, league and
+///        backend from this plan.
+#pragma once
+
+#include <tessera/codegen/kernel_plan.hpp>
+#include <tessera/codegen/passes/gemm_blocking.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace tessera::codegen {
+
+/// What is reduced, and how its elements accumulate.
+struct reduction_desc {
+  std::string name;           ///< "sum", "mean", "min_value", "max_value", "reduce"
+  std::string dtype;          ///< element type, e.g. "float"
+  std::int64_t elements = 0;  ///< n > 0
+  std::string accumulation;   ///< the accumulation rule (reduce/rules.hpp)
+  int lanes = 1;              ///< accumulator lanes per chunk
+  bool reproducible = false;
+};
+
+inline kernel_plan plan_reduction(const reduction_desc& d, const target& t) {
+  kernel_plan k;
+  k.family = kernel_family::reduction;
+  const std::string mode = d.reproducible ? "(reproducible)" : "";
+  k.name = "reduction: " + d.name + mode + " of " + std::to_string(d.elements) + " " + d.dtype +
+           " elements";
+  k.label = "tessera::" + d.name + mode;
+  k.reduce_chunk = d.reproducible ? t.reduction.reproducible_chunk : t.reduction.chunk;
+  k.league_size = ceil_div(d.elements, k.reduce_chunk);
+  k.backend = t.backend;
+  if (!d.reproducible && t.reduction.serial_fold_chunks > 0 &&
+      k.league_size <= t.reduction.serial_fold_chunks)
+    k.backend = "Serial";  // without waking the pool (reduce/launch.hpp: serial_fold_chunks)
+  k.policy = d.reproducible ? "RangePolicy (parallel_for into per-chunk partials)"
+                            : "RangePolicy (parallel_reduce)";
+  k.mapping = "one iteration per chunk of " + std::to_string(k.reduce_chunk) +
+              " consecutive elements (row-major), folded into " + std::to_string(d.lanes) +
+              " lanes";
+  k.buffers.push_back({"in", d.dtype, memory_space_kind::global, 0, 0, "input"});
+  if (d.reproducible)
+    k.buffers.push_back({"partials", "one accumulator per chunk", memory_space_kind::global, 0, 0,
+                         "per-chunk results, combined on the host in a fixed pairwise order"});
+  k.notes.push_back("accumulation: " + d.accumulation);
+  k.notes.push_back(d.reproducible
+                        ? "bitwise reproducible: fixed chunks, partials combined pairwise in "
+                          "chunk order, whatever the thread count"
+                        : "chunk results combined by the Kokkos reduction (their grouping "
+                          "follows the thread count)");
+  k.notes.push_back("no chunk waits for another: the launch's end is the only synchronisation");
+  return k;
+}
+
+}  // namespace tessera::codegen
