@@ -310,27 +310,6 @@ void assign(const array_view<T, N>& dst, const E& e) {
   assign(execution_space(), dst, e);
 }
 
-template <class T, int N>
-template <class E>
-requires requires {
-  typename E::tessera_expression_tag;
-}
-array<T, N>& array<T, N>::operator=(const E& e) {
-  // A default-constructed array adopts the expression's extent, empty or not.
-  if (v_.data() == nullptr && extent.size() == 0 && !(extent == e.get_extent()))
-    *this = array(e.get_extent());
-  assign(*this, e);
-  return *this;
-}
-template <class T, int N>
-template <class E>
-requires requires {
-  typename E::tessera_expression_tag;
-}
-array<T, N>::array(const E& e) : array(e.get_extent()) {
-  assign(*this, e);
-}
-
 /// Evaluates an expression into a new array (element type: the expression's value_type), on
 /// `exec`. \throws as assign
 template <launchable_space Space, class E>

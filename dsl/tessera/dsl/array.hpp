@@ -10,17 +10,11 @@
 #include <tessera/dsl/runtime.hpp>
 
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <iterator>
 #include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 namespace tessera {
 
@@ -91,40 +85,24 @@ V make_view_uninitialized(const std::string& label, const extent<N>& e) {
   if constexpr (N == 2) return V(a, e[0], e[1]);
   if constexpr (N == 3) return V(a, e[0], e[1], e[2]);
 }
-/// Host allocations of at least this many bytes ask for transparent huge pages.
-inline constexpr std::size_t huge_page_min_bytes = std::size_t{4} << 20;
-
-/// Asks the OS to back the not-yet-touched host memory [p, p + bytes) with transparent huge
-/// pages where it can (Linux: madvise(MADV_HUGEPAGE) on the 2 MiB-aligned part; elsewhere, for
-/// smaller allocations, or with TESSERA_HUGE_PAGES=0 in the environment, nothing). Why: a tile
-/// of a transpose or tile_reduce walks dozens of rows 32 KiB apart, one 4 KiB page each, and
-/// with 4 KiB pages the TLB misses cost a quarter of the bandwidth of an 8192^2 float
-/// transpose (measured on a 2-core AMD EPYC: 22 GB/s with 4 KiB pages, 30 GB/s with 2 MiB).
-/// Debian's default THP mode is `madvise`: only memory that asks gets huge pages.
-inline void advise_huge_pages(void* p, std::size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  static const bool enabled = [] {
-    const char* e = std::getenv("TESSERA_HUGE_PAGES");
-    return !(e && std::strcmp(e, "0") == 0);
-  }();
-  if (!enabled || bytes < huge_page_min_bytes || p == nullptr) return;
-  constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
-  const std::uintptr_t b = (reinterpret_cast<std::uintptr_t>(p) + huge - 1) & ~(huge - 1);
-  const std::uintptr_t e = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(huge - 1);
-  if (e > b) (void)madvise(reinterpret_cast<void*>(b), e - b, MADV_HUGEPAGE);
-#else
-  (void)p;
-  (void)bytes;
-#endif
+/// The host memory policy: called with every new host allocation of an array before its
+/// first touch (nullptr: none). The host backends install the operating system's policy
+/// (transparent huge pages for large arrays: backends/host/memory_policy.hpp); this layer
+/// knows nothing of it.
+using host_allocation_advice = void (*)(void* p, std::size_t bytes);
+inline host_allocation_advice& host_memory_policy() {
+  static host_allocation_advice advice = nullptr;
+  return advice;
 }
 
-/// A View of extent e in V's memory space, zero-filled or not; large host allocations are
-/// advised to use huge pages before their first touch (advise_huge_pages).
+/// A View of extent e in V's memory space, zero-filled or not; host allocations go through the
+/// host memory policy before their first touch.
 template <class V, int N>
 V allocate_view(const std::string& label, const extent<N>& e, bool zero) {
   if constexpr (std::is_same_v<typename V::memory_space, Kokkos::HostSpace>) {
     V v = make_view_uninitialized<V>(label, e);
-    advise_huge_pages(v.data(), v.span() * sizeof(typename V::value_type));
+    if (const host_allocation_advice advice = host_memory_policy())
+      advice(v.data(), v.span() * sizeof(typename V::value_type));
     if (zero && v.span() > 0) Kokkos::deep_copy(v, typename V::value_type{});
     return v;
   } else {
@@ -273,20 +251,31 @@ class array {
     return (*this)[index<1>(i)];
   }
 
-  /// Evaluates a Tier 1 expression into this array (see backends/execute.hpp). An empty
-  /// (default constructed) array is first allocated with the expression's extent.
+  /// Evaluates a Tier 1 expression into this array. An empty (default constructed) array is
+  /// first allocated with the expression's extent. The customization point is `assign(array,
+  /// expression)`, found by argument-dependent lookup where the assignment is instantiated:
+  /// the backends layer provides it (backends/execute.hpp, included by <tessera/tessera.hpp>),
+  /// which this layer never includes.
   /// \throws shape_error when the extents differ
   template <class E>
   requires requires {
     typename E::tessera_expression_tag;
   }
-  array& operator=(const E& e);
-  /// Evaluates an expression into a new array: `tessera::array<float, 2> C = A + B;`.
+  array& operator=(const E& e) {
+    if (v_.data() == nullptr && extent.size() == 0 && !(extent == e.get_extent()))
+      *this = array(e.get_extent());
+    assign(*this, e);
+    return *this;
+  }
+  /// Evaluates an expression into a new array: `tessera::array<float, 2> C = A + B;` (through
+  /// the same customization point).
   template <class E>
   requires requires {
     typename E::tessera_expression_tag;
   }
-  array(const E& e);
+  array(const E& e) : array(e.get_extent()) {
+    assign(*this, e);
+  }
 
   /// A deep copy.
   array copy() const {

@@ -29,8 +29,9 @@ inline constexpr bool no_backend_for = false;
 template <class Space>
 struct tile_mapping {
   static_assert(no_backend_for<Space>,
-                "tessera: this Kokkos execution space has no Tessera backend (backends exist for "
-                TESSERA_BACKEND_NAMES ": backends/<name>/); add a folder that specialises "
+                "tessera: this Kokkos execution space has no Tessera backend (backends exist "
+                "for " TESSERA_BACKEND_NAMES
+                ": backends/<name>/); add a folder that specialises "
                 "tessera::impl::tile_mapping and tessera::backends::backend for it");
 };
 

@@ -6,8 +6,9 @@
 
 #include <tessera/backends/eval/evaluators.hpp>
 #include <tessera/backends/kernels/plan_check.hpp>
-#include <tessera/backends/tile_program.hpp>
+#include <tessera/backends/tile_launch.hpp>
 #include <tessera/codegen/kernel_plan.hpp>
+#include <tessera/dsl/tile_program.hpp>
 
 namespace tessera::backends::operands {
 

@@ -10,8 +10,8 @@
 /// Same rule as TileLang's thread_storage_sync and GridTools' need_sync.
 #pragma once
 
-#include <tessera/codegen/hazards.hpp>
 #include <tessera/codegen/kernel_plan.hpp>
+#include <tessera/dsl/hazards.hpp>
 
 #include <algorithm>
 #include <map>
@@ -19,6 +19,10 @@
 #include <vector>
 
 namespace tessera::codegen {
+
+using tessera::impl::hazard;
+using tessera::impl::hazard_tracker;
+using tessera::impl::to_string;
 
 struct scratch_access {
   std::string buffer;

@@ -1,6 +1,7 @@
 /// \file hazards.hpp
-/// \brief The one rule for barrier placement, shared by the static pass (passes/barriers.hpp)
-///        and Tier 2 tile programs (dsl/tile_program.hpp), which apply it while a tile runs.
+/// \brief The one rule for barrier placement, shared by Tier 2 tile programs (tile_program.hpp),
+///        which apply it while a tile runs, and the code generator's static barrier pass
+///        (codegen/passes/barriers.hpp).
 ///
 /// Scratch buffers are bits of a 32-bit set. Since the last barrier, the tile has read the
 /// buffers in `read` and written those in `written`; a phase that reads `r` and writes `w` needs
@@ -12,7 +13,7 @@
 
 #include <cstdint>
 
-namespace tessera::codegen {
+namespace tessera::impl {
 
 enum class hazard : int { none = 0, read_after_write, write_after_read, write_after_write };
 
@@ -63,4 +64,4 @@ struct hazard_tracker {
   TESSERA_INLINE void clear() { read = written = shared_read = shared_written = 0; }
 };
 
-}  // namespace tessera::codegen
+}  // namespace tessera::impl

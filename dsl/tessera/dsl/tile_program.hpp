@@ -20,12 +20,13 @@
 ///       p.store(C, [&](const auto& t) { return acc(t); });   // next iteration's loads
 ///     }));
 /// \endcode
-/// A barrier is placed before a phase exactly when codegen::hazard_tracker reports a hazard
+/// A barrier is placed before a phase exactly when impl::hazard_tracker reports a hazard
 /// (hazards.hpp); explain() on such a launch shows each barrier with the hazard it resolves.
 #pragma once
 
-#include <tessera/backends/tile_launch.hpp>
-#include <tessera/codegen/hazards.hpp>
+#include <tessera/dsl/device_kernel.hpp>
+#include <tessera/dsl/hazards.hpp>
+#include <tessera/dsl/tile_group.hpp>
 
 #include <string>
 #include <string_view>
@@ -113,14 +114,14 @@ class basic_tile_program_context {
 
  private:
   TESSERA_INLINE void phase(std::uint32_t r, std::uint32_t w, const char* what) {
-    const codegen::hazard hz = h_.check(r, w);
-    if (hz != codegen::hazard::none) {
+    const impl::hazard hz = h_.check(r, w);
+    if (hz != impl::hazard::none) {
 #ifndef TESSERA_DEVICE_PASS
       if (g_.host_context()) {
         const std::uint32_t c = h_.culprits(r, w);
         int b = 0;
         while (b < 31 && !(c & (std::uint32_t{1} << b))) ++b;
-        g_.host_context()->barrier_reason(codegen::to_string(hz), names_[b], what);
+        g_.host_context()->barrier_reason(impl::to_string(hz), names_[b], what);
       }
 #endif
       (void)what;  // only the host passes record why
@@ -130,7 +131,7 @@ class basic_tile_program_context {
     h_.apply(r, w);
   }
   basic_tile_group<Space, T...>& g_;
-  codegen::hazard_tracker h_;
+  impl::hazard_tracker h_;
   int nbuf_ = 0;
   const char* names_[32] = {};  ///< buffer names by hazard bit (static strings)
 };
@@ -154,7 +155,7 @@ struct composed_tile_program {
 /// comment) or as a functor with a TESSERA_INLINE call operator.
 template <class F>
 composed_tile_program<F> tile_program(const F& body) {
-  backends::impl::check_device_kernel<F>();
+  impl::check_device_kernel<F>();
   return composed_tile_program<F>{body};
 }
 

@@ -2,9 +2,10 @@
 /// \brief Tessera: tiled C++ AMP-style kernels and array expressions, lowered onto Kokkos
 ///        TeamPolicy kernels. Include this header; everything lives in namespace `tessera`.
 ///
-/// Layers (data flows one way): dsl/ (index space, data, tile-kernel vocabulary, expression
-/// nodes) -> codegen/ (expression graph, kernel plans, lowering passes) -> backends/ (generic
-/// launch code reading the plan, and one folder per backend).
+/// This header sits above the three layers it gathers (data flows one way): dsl/ (index space,
+/// data, tile-kernel and tile-program vocabulary, expression nodes) -> codegen/ (expression
+/// graph, kernel plans, lowering passes) -> backends/ (generic launch code reading the plan,
+/// and one folder per backend). No layer includes it.
 #pragma once
 
 #include <tessera/version.hpp>
@@ -19,6 +20,7 @@
 #include <tessera/dsl/index.hpp>
 #include <tessera/dsl/runtime.hpp>
 #include <tessera/dsl/tile_group.hpp>
+#include <tessera/dsl/tile_program.hpp>
 #include <tessera/dsl/tiled_extent.hpp>
 
 #include <tessera/codegen/kernel_plan.hpp>
@@ -28,7 +30,6 @@
 #include <tessera/backends/execute.hpp>
 #include <tessera/backends/reduce.hpp>
 #include <tessera/backends/tile_launch.hpp>
-#include <tessera/backends/tile_program.hpp>
 #include <tessera/backends/tuning.hpp>
 
 #if __has_include(<Eigen/Core>)
