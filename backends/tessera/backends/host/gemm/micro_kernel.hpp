@@ -1,0 +1,117 @@
+/// \file host/gemm/micro_kernel.hpp
+/// \brief The register-blocked micro-kernel of the CPU gemm: an MR x NR tile of C in vector
+///        accumulators, fed by packed micro-panels of A and B (GCC/Clang vector extensions,
+///        host/simd.hpp), storing, accumulating or applying the epilogue per K block.
+#pragma once
+
+#include <tessera/backends/host/simd.hpp>
+#include <tessera/dsl/config.hpp>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace tessera::backends::host {
+namespace impl {
+
+
+// --- target description ---------------------------------------------------------------------
+inline constexpr int simd_bytes = simd::bytes;
+inline constexpr int simd_registers = simd::registers;
+
+/// Micro-tile of the register-blocked kernel for element type T: MR rows x NR = NV * W
+/// columns of C held in MR * NV vector accumulators of W lanes. With 32 registers (AVX-512)
+/// 12 x 2 accumulators, with 16 registers 6 x 2 (the AVX2 6 x 16 float kernel), leaving room
+/// for the NV vectors of B and a broadcast of A; without SIMD a 4 x 4 scalar tile.
+template <class T>
+struct micro_tile {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "tessera::backends::host::gemm: element type must be float or double");
+  static constexpr int W = simd_bytes / int(sizeof(T)) >= 2 ? simd_bytes / int(sizeof(T)) : 1;
+  static constexpr int NV = W == 1 ? 4 : 2;
+  static constexpr int NR = W * NV;
+  static constexpr int MR = W == 1 ? 4 : (simd_registers >= 32 ? 12 : 6);
+};
+
+template <class T, int W>
+using simd_type = simd::vec_type<T, W>;
+using simd::load;
+using simd::store;
+
+/// The micro-kernel: acc = sum_k a~(:, k) b~(k, :) over kc steps of the packed micro-panels
+/// `a` (kc x MR, k-major) and `b` (kc x NR, k-major), then writes the m x n valid part of the
+/// MR x NR tile to `c` (row-major, leading dimension ldc): c = acc (first K block),
+/// c += acc (later blocks), and on the last K block c = ep(i0 + r, j0 + j, c + acc).
+/// @pre 1 <= m <= MR, 1 <= n <= NR, kc >= 1; padding rows/columns of a, b are zero.
+template <class T, class Ep>
+TESSERA_SIMD_FULL_WIDTH inline void micro_kernel(index_type kc, const T* __restrict a,
+                                                 const T* __restrict b, T* __restrict c,
+                                                 index_type ldc, int m, int n, bool accumulate,
+                                                 bool finish, const Ep& ep, index_type i0,
+                                                 index_type j0) {
+  using S = micro_tile<T>;
+  constexpr int MR = S::MR, NV = S::NV, W = S::W, NR = S::NR;
+  using V = typename simd_type<T, W>::type;
+  // Start fetching the C tile (read for writing) while the k loop runs.
+  for (int r = 0; r < m; ++r) {
+    __builtin_prefetch(c + r * ldc, 1, 3);
+    __builtin_prefetch(c + r * ldc + n - 1, 1, 3);
+  }
+  V acc[MR][NV];
+  TESSERA_GCC_UNROLL(32)
+  for (int r = 0; r < MR; ++r) TESSERA_GCC_UNROLL(8)
+  for (int v = 0; v < NV; ++v) acc[r][v] = V{};
+  TESSERA_GCC_UNROLL(2)
+  for (index_type k = 0; k < kc; ++k) {
+    V bv[NV];
+    TESSERA_GCC_UNROLL(8)
+    for (int v = 0; v < NV; ++v) bv[v] = load<V>(b + v * W);
+    TESSERA_GCC_UNROLL(32)
+    for (int r = 0; r < MR; ++r) {
+      const T ar = a[r];
+      TESSERA_GCC_UNROLL(8)
+      for (int v = 0; v < NV; ++v) acc[r][v] += ar * bv[v];
+    }
+    a += MR;
+    b += NR;
+  }
+  if (m == MR && n == NR && !finish) {
+    TESSERA_GCC_UNROLL(32)
+    for (int r = 0; r < MR; ++r) TESSERA_GCC_UNROLL(8)
+    for (int v = 0; v < NV; ++v) {
+      T* p = c + r * ldc + v * W;
+      store(p, accumulate ? acc[r][v] + load<V>(p) : acc[r][v]);
+    }
+    return;
+  }
+  if (m == MR && n == NR) {
+    // A full tile's epilogue, row by row: a loop of NR independent elements the compiler
+    // vectorizes when the epilogue inlines without per-element branches.
+    for (int r = 0; r < MR; ++r) {
+      alignas(64) T row[NR];
+      TESSERA_GCC_UNROLL(8)
+      for (int v = 0; v < NV; ++v) store(row + v * W, acc[r][v]);
+      T* const cr = c + r * ldc;
+      if (accumulate)
+        for (int j = 0; j < NR; ++j) cr[j] = ep(i0 + r, j0 + j, T(cr[j] + row[j]));
+      else
+        for (int j = 0; j < NR; ++j) cr[j] = ep(i0 + r, j0 + j, row[j]);
+    }
+    return;
+  }
+  alignas(64) T tile[MR * NR];
+  TESSERA_GCC_UNROLL(32)
+  for (int r = 0; r < MR; ++r) TESSERA_GCC_UNROLL(8)
+  for (int v = 0; v < NV; ++v) store(tile + r * NR + v * W, acc[r][v]);
+  for (int r = 0; r < m; ++r) {
+    T* const cr = c + r * ldc;
+    const T* const tr = tile + r * NR;
+    for (int j = 0; j < n; ++j) {
+      const T v = accumulate ? cr[j] + tr[j] : tr[j];
+      cr[j] = finish ? ep(i0 + r, j0 + j, v) : v;
+    }
+  }
+}
+
+
+}  // namespace impl
+}  // namespace tessera::backends::host
