@@ -11,7 +11,7 @@
 #include <tessera/tessera.hpp>
 
 #include "common/handwritten_kokkos.hpp"
-#include "common/seed_kernels.hpp"
+#include "common/workload_kernels.hpp"
 
 #include <Eigen/Dense>
 
@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
         t_hand = std::min(t_hand, best_time(1, [&] {
                             bench::seed_kokkos_matmul(a.data(), b.data(), c.data(), n);
                           }));
-        t_tier0 = std::min(t_tier0, best_time(1, [&] { seeds::matmul_tiled<16>(ta, tb, tc); }));
+        t_tier0 = std::min(t_tier0, best_time(1, [&] { workloads::matmul_tiled<16>(ta, tb, tc); }));
       }
       rows.push_back(
           {"hand-written Kokkos seed<16>", t_hand, double((c - ref).cwiseAbs().maxCoeff())});

@@ -1,6 +1,6 @@
 // Checked mode: the races the seeds warn about are reported (with buffer, element, threads and
 // phase), correct kernels pass, and out-of-range / uninitialized tile_static accesses are caught.
-#include "../examples/common/seed_kernels.hpp"
+#include "../examples/common/workload_kernels.hpp"
 #include "test_util.hpp"
 
 // `index` alone would also find POSIX ::index(); the using-declaration below hides it.
@@ -20,7 +20,7 @@ TEST_CASE("seed 000's shared `tile_static float total` summed with `total += ...
   auto m = iota(8, 8);
   array<float, 2> avg(4, 4);
   try {
-    seeds::tile_average_racy<2>(m, avg, /*checked=*/true);
+    workloads::tile_average_racy<2>(m, avg, /*checked=*/true);
     FAIL("no race reported");
   } catch (const race_error& e) {
     CHECK(e.site.buffer == "total");
@@ -33,11 +33,11 @@ TEST_CASE("seed 000's shared `tile_static float total` summed with `total += ...
     CHECK(std::string(e.what()).find("no barrier between them") != std::string::npos);
   }
   // The correct version passes checked mode and gives the seed's numbers.
-  seeds::tile_average<2>(m, avg, seeds::barrier_variant::wait, /*checked=*/true);
+  workloads::tile_average<2>(m, avg, workloads::barrier_variant::wait, /*checked=*/true);
   CHECK(to_eigen(avg)(0, 0) == 4.5f);
   CHECK(to_eigen(avg)(3, 3) == 58.5f);
   array<float, 2> avg4(2, 2);
-  seeds::tile_average<4>(m, avg4, seeds::barrier_variant::tile_static_memory, true);
+  workloads::tile_average<4>(m, avg4, workloads::barrier_variant::tile_static_memory, true);
   CHECK(to_eigen(avg4)(1, 1) == 49.5f);
 }
 
@@ -67,7 +67,7 @@ TEST_CASE("seed 002's tiled matmul without its second barrier: write-after-read 
   auto ea = tt::random_matrix<float>(8, 8), eb = tt::random_matrix<float>(8, 8);
   array<float, 2> A = from_eigen(ea), B = from_eigen(eb), C(8, 8);
   try {
-    seeds::matmul_tiled<4>(A, B, C, /*checked=*/true, /*drop_second_barrier=*/true);
+    workloads::matmul_tiled<4>(A, B, C, /*checked=*/true, /*drop_second_barrier=*/true);
     FAIL("no race reported");
   } catch (const race_error& e) {
     CHECK((e.site.buffer == "a_tile" || e.site.buffer == "b_tile"));
@@ -75,7 +75,7 @@ TEST_CASE("seed 002's tiled matmul without its second barrier: write-after-read 
     CHECK(e.kind == "read/write");
   }
   // With both barriers: no finding, and the result is right.
-  seeds::matmul_tiled<4>(A, B, C, /*checked=*/true);
+  workloads::matmul_tiled<4>(A, B, C, /*checked=*/true);
   eigen_matrix<float> ref = ea * eb;
   CHECK(tt::max_abs_diff(to_eigen(C), ref) < 1e-5);
 }
@@ -83,11 +83,11 @@ TEST_CASE("seed 002's tiled matmul without its second barrier: write-after-read 
 TEST_CASE("correct kernels pass checked mode on uneven shapes") {
   auto m = tt::random_matrix<float>(37, 21);
   array<float, 2> A = from_eigen(m), P(21, 37);
-  seeds::transpose_padded<8>(A, P, /*checked=*/true);
+  workloads::transpose_padded<8>(A, P, /*checked=*/true);
   CHECK(tt::max_abs_diff(to_eigen(P), eigen_matrix<float>(m.transpose())) == 0.0);
   auto eb = tt::random_matrix<float>(21, 5);
   array<float, 2> B = from_eigen(eb), C(37, 5);
-  seeds::matmul_tiled<8>(A, B, C, /*checked=*/true);
+  workloads::matmul_tiled<8>(A, B, C, /*checked=*/true);
   CHECK(tt::max_abs_diff(to_eigen(C), eigen_matrix<float>(m * eb)) < 1e-5);
 }
 

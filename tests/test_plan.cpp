@@ -33,7 +33,7 @@ TEST_CASE("elementwise chains are one kernel without scratch or barriers") {
 }
 
 TEST_CASE(
-    "relu(matmul(A,B) * alpha + beta * C) is one kernel, GPU plan: two L0 tiles, two barriers per "
+    "relu(matmul(A,B) * alpha + beta * C) is one kernel, GPU plan: two level-0 tiles, two barriers per "
     "k-step") {
   array<float, 2> A(64, 48), B(48, 32), Cc(64, 32);
   auto e = relu(matmul(A, B) * 2.f + 0.5f * Cc);
@@ -141,7 +141,7 @@ TEST_CASE("explain prints memory spaces and barriers") {
   CHECK(s.find("barrier") != std::string::npos);
   const std::string t = explain(tile_mean<4, 4>(A));
   const auto low = codegen::lower(codegen::build_graph(tile_mean<4, 4>(A)), gpu_target());
-  CHECK(codegen::to_string(low.plan).find("row_acc : float[64] -> scratch L0") !=
+  CHECK(codegen::to_string(low.plan).find("row_acc : float[64] -> scratch level 0") !=
         std::string::npos);
   REQUIRE(low.plan.kernels[0].barriers.size() == 1);
   CHECK(low.plan.kernels[0].barriers[0].hazard.find("read-after-write on row_acc") !=
@@ -149,7 +149,7 @@ TEST_CASE("explain prints memory spaces and barriers") {
   // The default backend's own plan: a scratch row per output row under the GPU mapping (CUDA,
   // HIP, the GPU emulation), vector-register chunks on CPUs.
   if (backends::backend<execution_space>::make_target().thread_per_logical)
-    CHECK(t.find("row_acc : float[64] -> scratch L0") != std::string::npos);
+    CHECK(t.find("row_acc : float[64] -> scratch level 0") != std::string::npos);
   else
     CHECK(t.find("acc_chunk") != std::string::npos);
 }

@@ -1,7 +1,7 @@
 // Tier 0 tile kernels against exact seed values and Eigen, on random shapes with a fixed seed.
 // Tolerances: float matmul rtol 1e-5 * K relative to sum |a||b| (accumulation order differs
 // from Eigen's); transposes and tile sums of small integers are exact.
-#include "../examples/common/seed_kernels.hpp"
+#include "../examples/common/workload_kernels.hpp"
 #include "test_util.hpp"
 
 // `index` alone would also find POSIX ::index(); the using-declaration below hides it.
@@ -31,11 +31,11 @@ TEST_CASE("seed 000: 8x8 matrix of 0..63, 2x2 and 4x4 tile averages, every barri
       58.5;
   expect4 << 13.5, 17.5, 45.5, 49.5;
   for (auto v :
-       {seeds::barrier_variant::wait, seeds::barrier_variant::all_memory,
-        seeds::barrier_variant::global_memory, seeds::barrier_variant::tile_static_memory}) {
+       {workloads::barrier_variant::wait, workloads::barrier_variant::all_memory,
+        workloads::barrier_variant::global_memory, workloads::barrier_variant::tile_static_memory}) {
     array<float, 2> a2(4, 4), a4(2, 2);
-    seeds::tile_average<2>(m, a2, v);
-    seeds::tile_average<4>(m, a4, v);
+    workloads::tile_average<2>(m, a2, v);
+    workloads::tile_average<4>(m, a4, v);
     CHECK(tt::max_abs_diff(to_eigen(a2), expect2) == 0.0);
     CHECK(tt::max_abs_diff(to_eigen(a4), expect4) == 0.0);
   }
@@ -44,7 +44,7 @@ TEST_CASE("seed 000: 8x8 matrix of 0..63, 2x2 and 4x4 tile averages, every barri
   for (int i = 0; i < 64; ++i) raw[i] = float(i);
   array_view<const float, 2> mv(extent<2>(8, 8), raw);
   array<float, 2> a2(4, 4);
-  seeds::tile_average<2>(mv, a2);
+  workloads::tile_average<2>(mv, a2);
   CHECK(tt::max_abs_diff(to_eigen(a2), expect2) == 0.0);
 }
 
@@ -53,7 +53,7 @@ TEST_CASE("tile averages on random shapes match Eigen block means") {
     const long r = 4 * tt::random_size(1, 20), c = 4 * tt::random_size(1, 20);
     auto m = tt::random_matrix<double>(r, c);
     array<double, 2> a = from_eigen(m), avg(r / 4, c / 4);
-    seeds::tile_average<4>(a, avg);
+    workloads::tile_average<4>(a, avg);
     eigen_matrix<double> ref(r / 4, c / 4);
     for (long i = 0; i < r / 4; ++i)
       for (long j = 0; j < c / 4; ++j) ref(i, j) = m.block(4 * i, 4 * j, 4, 4).mean();
@@ -66,16 +66,16 @@ TEST_CASE("seed 002: 3x2 * 2x3, and 4x4 with 2x2 tiles (element (0,0) = 34)") {
   int b[] = {7, 8, 9, 10, 11, 12};
   array_view<const int, 2> av(3, 2, a), bv(2, 3, b);
   array<int, 2> p(3, 3);
-  seeds::matmul_simple(av, bv, p);
+  workloads::matmul_simple(av, bv, p);
   CHECK(p.to_vector() == std::vector<int>{47, 52, 57, 64, 71, 78, 81, 90, 99});
   array<int, 2> q(3, 3);
-  seeds::matmul_tiled<2>(av, bv, q);
+  workloads::matmul_tiled<2>(av, bv, q);
   CHECK(q.to_vector() == p.to_vector());
 
   std::vector<float> v(16);
   for (int i = 0; i < 16; ++i) v[i] = float(i % 8 + 1);
   array<float, 2> A(extent<2>(4, 4), v.begin(), v.end()), C(4, 4);
-  seeds::matmul_tiled<2>(A, A, C);
+  workloads::matmul_tiled<2>(A, A, C);
   auto ref = (to_eigen(A) * to_eigen(A)).eval();
   CHECK(to_eigen(C)(0, 0) == 34.f);
   CHECK(tt::max_abs_diff(to_eigen(C), ref) == 0.0);
@@ -92,9 +92,9 @@ TEST_CASE("tiled and element-parallel matmul match Eigen on random shapes") {
     auto ea = tt::random_matrix<float>(m, k), eb = tt::random_matrix<float>(k, n);
     eigen_matrix<float> ref = (ea.cast<double>() * eb.cast<double>()).cast<float>();
     array<float, 2> A = from_eigen(ea), B = from_eigen(eb), C1(m, n), C2(m, n), C3(m, n);
-    seeds::matmul_tiled<16>(A, B, C1);
-    seeds::matmul_tiled<4>(A, B, C2);
-    seeds::matmul_simple(A, B, C3);
+    workloads::matmul_tiled<16>(A, B, C1);
+    workloads::matmul_tiled<4>(A, B, C2);
+    workloads::matmul_simple(A, B, C3);
     const double tol = matmul_tol(ea, eb);
     CHECK(tt::max_abs_diff(to_eigen(C1), ref) <= tol);
     CHECK(tt::max_abs_diff(to_eigen(C2), ref) <= tol);
@@ -105,8 +105,8 @@ TEST_CASE("tiled and element-parallel matmul match Eigen on random shapes") {
 TEST_CASE("seed 003: transpose of 999x666, padded and truncated, equals Eigen's") {
   auto m = tt::random_matrix<float>(999, 666);
   array<float, 2> A = from_eigen(m), P(666, 999), T(666, 999);
-  seeds::transpose_padded<16>(A, P);
-  seeds::transpose_truncated<16>(A, T);
+  workloads::transpose_padded<16>(A, P);
+  workloads::transpose_truncated<16>(A, T);
   eigen_matrix<float> ref = m.transpose();
   CHECK(tt::max_abs_diff(to_eigen(P), ref) == 0.0);
   CHECK(tt::max_abs_diff(to_eigen(T), ref) == 0.0);
@@ -119,8 +119,8 @@ TEST_CASE("transposes on edge shapes (0, 1, primes, exact multiples)") {
       CAPTURE(c);
       auto m = tt::random_matrix<double>(r, c);
       array<double, 2> A = from_eigen(m), P(c, r), T(c, r);
-      seeds::transpose_padded<8>(A, P);
-      seeds::transpose_truncated<8>(A, T);
+      workloads::transpose_padded<8>(A, P);
+      workloads::transpose_truncated<8>(A, T);
       eigen_matrix<double> ref = m.transpose();
       CHECK(tt::max_abs_diff(to_eigen(P), ref) == 0.0);
       CHECK(tt::max_abs_diff(to_eigen(T), ref) == 0.0);

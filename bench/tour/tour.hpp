@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "common/handwritten_kokkos.hpp"
-#include "common/seed_kernels.hpp"
+#include "common/workload_kernels.hpp"
 #include "tour/result.hpp"
 
 namespace tour {
@@ -189,7 +189,7 @@ inline double abstraction_penalty(const options& o, long& n_out) {
                            d(n, n);
   const auto times = best_times(
       o.reps, [&] { bench::seed_kokkos_matmul(a.data(), b.data(), d.data(), n); },
-      [&] { seeds::matmul_tiled<16>(a, b, c); });
+      [&] { workloads::matmul_tiled<16>(a, b, c); });
   const double th = times[0], t0 = times[1];
   const double err = (tessera::to_eigen(c) - tessera::to_eigen(d)).cwiseAbs().maxCoeff();
   if (err > 1e-5 * n) throw std::runtime_error("abstraction penalty: results differ");

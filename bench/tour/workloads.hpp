@@ -85,9 +85,9 @@ result transpose_uneven(const options& o) {
   r.size = "999x666";
   r.tessera_s = best_time(o.reps, [&] {
     if constexpr (Padded)
-      seeds::transpose_padded<16>(a, t);
+      workloads::transpose_padded<16>(a, t);
     else
-      seeds::transpose_truncated<16>(a, t);
+      workloads::transpose_truncated<16>(a, t);
   });
   eigen_matrix<float> ref(666, 999);
   r.eigen_s = best_time(o.reps, [&] { ref.noalias() = m.transpose(); });
@@ -134,11 +134,11 @@ inline result race_demo(const options&) {
   bool reported = false;
   Kokkos::Timer t;
   try {
-    seeds::tile_average_racy<2>(m, avg, /*checked=*/true);
+    workloads::tile_average_racy<2>(m, avg, /*checked=*/true);
   } catch (const tessera::race_error& e) {
     reported = e.site.buffer == "total";
   }
-  seeds::tile_average<2>(m, avg, seeds::barrier_variant::wait, /*checked=*/true);
+  workloads::tile_average<2>(m, avg, workloads::barrier_variant::wait, /*checked=*/true);
   r.tessera_s = t.seconds();
   const float want00 = 4.5f, want33 = 58.5f;
   const auto got = tessera::to_eigen(avg);

@@ -4,7 +4,7 @@
 // Expected (from the seed): 2x2 -> 4.5 6.5 8.5 10.5 / 20.5 ... / 52.5 54.5 56.5 58.5,
 // 4x4 -> 13.5 17.5 / 45.5 49.5. Also run with wait_with_tile_static_memory_fence().
 #include "../common/report.hpp"
-#include "../common/seed_kernels.hpp"
+#include "../common/workload_kernels.hpp"
 
 int main(int argc, char** argv) {
   tessera::scope_guard guard(argc, argv);
@@ -19,28 +19,28 @@ int main(int argc, char** argv) {
 
   bool ok = true;
   tessera::array<float, 2> avg2(4, 4), avg4(2, 2);
-  seeds::tile_average<2>(matrix, avg2);
+  workloads::tile_average<2>(matrix, avg2);
   std::printf("2x2 tiles:\n");
-  seeds::print_matrix(tessera::to_eigen(avg2));
-  ok &= seeds::verdict("tile averages 2x2 == seed", tessera::to_eigen(avg2) == want2);
+  workloads::print_matrix(tessera::to_eigen(avg2));
+  ok &= workloads::verdict("tile averages 2x2 == seed", tessera::to_eigen(avg2) == want2);
 
-  seeds::tile_average<4>(matrix, avg4);
+  workloads::tile_average<4>(matrix, avg4);
   std::printf("4x4 tiles:\n");
-  seeds::print_matrix(tessera::to_eigen(avg4));
-  ok &= seeds::verdict("tile averages 4x4 == seed", tessera::to_eigen(avg4) == want4);
+  workloads::print_matrix(tessera::to_eigen(avg4));
+  ok &= workloads::verdict("tile averages 4x4 == seed", tessera::to_eigen(avg4) == want4);
 
   tessera::array<float, 2> f2(4, 4);
-  seeds::tile_average<2>(matrix, f2, seeds::barrier_variant::tile_static_memory);
+  workloads::tile_average<2>(matrix, f2, workloads::barrier_variant::tile_static_memory);
   ok &=
-      seeds::verdict("2x2 with wait_with_tile_static_memory_fence", tessera::to_eigen(f2) == want2);
-  seeds::tile_average<2>(matrix, f2, seeds::barrier_variant::global_memory);
-  ok &= seeds::verdict("2x2 with wait_with_global_memory_fence", tessera::to_eigen(f2) == want2);
-  seeds::tile_average<2>(matrix, f2, seeds::barrier_variant::all_memory);
-  ok &= seeds::verdict("2x2 with wait_with_all_memory_fence", tessera::to_eigen(f2) == want2);
+      workloads::verdict("2x2 with wait_with_tile_static_memory_fence", tessera::to_eigen(f2) == want2);
+  workloads::tile_average<2>(matrix, f2, workloads::barrier_variant::global_memory);
+  ok &= workloads::verdict("2x2 with wait_with_global_memory_fence", tessera::to_eigen(f2) == want2);
+  workloads::tile_average<2>(matrix, f2, workloads::barrier_variant::all_memory);
+  ok &= workloads::verdict("2x2 with wait_with_all_memory_fence", tessera::to_eigen(f2) == want2);
 
   // The same kernel in checked mode: no race, same numbers.
-  seeds::tile_average<2>(matrix, f2, seeds::barrier_variant::wait, /*checked=*/true);
-  ok &= seeds::verdict("2x2 in checked mode (race-free)", tessera::to_eigen(f2) == want2);
+  workloads::tile_average<2>(matrix, f2, workloads::barrier_variant::wait, /*checked=*/true);
+  ok &= workloads::verdict("2x2 in checked mode (race-free)", tessera::to_eigen(f2) == want2);
   std::printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
 }

@@ -2,7 +2,7 @@
 // sub-matrices — on the seed's small matrices and on 1024x1024 with 16x16 tiles, each checked
 // against Eigen. Usage: example_02_matrix_multiply [N=1024]
 #include "../common/report.hpp"
-#include "../common/seed_kernels.hpp"
+#include "../common/workload_kernels.hpp"
 
 #include <Kokkos_Timer.hpp>
 #include <cstdlib>
@@ -22,28 +22,28 @@ int main(int argc, char** argv) {
       for (int k = 0; k < 2; ++k) plain[r * 3 + c] += a[r * 2 + k] * b[k * 3 + c];
   tessera::array_view<const int, 2> av(3, 2, a), bv(2, 3, b);
   tessera::array<int, 2> p(3, 3), q(3, 3);
-  seeds::matmul_simple(av, bv, p);
-  seeds::matmul_tiled<1>(av, bv, q);
+  workloads::matmul_simple(av, bv, p);
+  workloads::matmul_tiled<1>(av, bv, q);
   Eigen::Matrix<int, 3, 2, Eigen::RowMajor> ea(a);
   Eigen::Matrix<int, 2, 3, Eigen::RowMajor> eb(b);
   tessera::eigen_matrix<int> ref = ea * eb;
   std::printf("3x2 * 2x3 (element-parallel):\n");
-  seeds::print_matrix(tessera::to_eigen(p));
-  ok &= seeds::verdict("3x2*2x3 plain loop == Eigen",
+  workloads::print_matrix(tessera::to_eigen(p));
+  ok &= workloads::verdict("3x2*2x3 plain loop == Eigen",
                        Eigen::Map<tessera::eigen_matrix<int>>(plain, 3, 3) == ref);
-  ok &= seeds::verdict("3x2*2x3 element-parallel == Eigen", tessera::to_eigen(p) == ref);
-  ok &= seeds::verdict("3x2*2x3 tiled (1x1 tiles) == Eigen", tessera::to_eigen(q) == ref);
+  ok &= workloads::verdict("3x2*2x3 element-parallel == Eigen", tessera::to_eigen(p) == ref);
+  ok &= workloads::verdict("3x2*2x3 tiled (1x1 tiles) == Eigen", tessera::to_eigen(q) == ref);
 
   // 4x4 with 2x2 tiles: rows {1..8} repeated; element (0,0) = 34.
   std::vector<float> v(16);
   for (int i = 0; i < 16; ++i) v[i] = float(i % 8 + 1);
   tessera::array<float, 2> A4(tessera::extent<2>(4, 4), v.begin(), v.end()), C4(4, 4);
-  seeds::matmul_tiled<2>(A4, A4, C4);
+  workloads::matmul_tiled<2>(A4, A4, C4);
   std::printf("4x4 tiled with 2x2 tiles:\n");
-  seeds::print_matrix(tessera::to_eigen(C4));
+  workloads::print_matrix(tessera::to_eigen(C4));
   auto e4 = tessera::to_eigen(A4);
-  ok &= seeds::verdict("4x4 tiled: C(0,0) == 34", tessera::to_eigen(C4)(0, 0) == 34.f);
-  ok &= seeds::verdict("4x4 tiled == Eigen",
+  ok &= workloads::verdict("4x4 tiled: C(0,0) == 34", tessera::to_eigen(C4)(0, 0) == 34.f);
+  ok &= workloads::verdict("4x4 tiled == Eigen",
                        tessera::to_eigen(C4) == tessera::eigen_matrix<float>(e4 * e4));
 
   // n x n with 16x16 tiles against Eigen (float; tolerance relative to sum |a||b| ~ n/4).
@@ -54,13 +54,13 @@ int main(int argc, char** argv) {
   tessera::array<float, 2> A = tessera::from_eigen(ma), B = tessera::from_eigen(mb), C(n, n),
                            S(n, n);
   Kokkos::Timer t;
-  seeds::matmul_tiled<16>(A, B, C);
+  workloads::matmul_tiled<16>(A, B, C);
   Kokkos::fence();
   const double tt = t.seconds();
   t.reset();
   tessera::eigen_matrix<float> mc = ma * mb;
   const double te = t.seconds();
-  seeds::matmul_simple(A, B, S);
+  workloads::matmul_simple(A, B, S);
   const double tol = 1e-5 * double(n);
   const double err = (tessera::to_eigen(C) - mc).cwiseAbs().maxCoeff();
   const double err_s = (tessera::to_eigen(S) - mc).cwiseAbs().maxCoeff();
@@ -68,10 +68,10 @@ int main(int argc, char** argv) {
   std::snprintf(buf, sizeof buf,
                 "max|err| %.2e (tol %.1e); tiled %.3f s = %.2f GFLOP/s, Eigen %.3f s", err, tol, tt,
                 2.0 * n * n * n / tt * 1e-9, te);
-  ok &= seeds::verdict(std::to_string(n) + "x" + std::to_string(n) + " tiled<16> == Eigen",
+  ok &= workloads::verdict(std::to_string(n) + "x" + std::to_string(n) + " tiled<16> == Eigen",
                        err <= tol, buf);
   std::snprintf(buf, sizeof buf, "max|err| %.2e", err_s);
-  ok &= seeds::verdict(std::to_string(n) + "x" + std::to_string(n) + " element-parallel == Eigen",
+  ok &= workloads::verdict(std::to_string(n) + "x" + std::to_string(n) + " element-parallel == Eigen",
                        err_s <= tol, buf);
   std::printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;

@@ -4,7 +4,7 @@
 // the race. The correct kernel (copy to tile_static, barrier, one thread sums) passes. The seed's
 // tiled matmul with its second barrier removed is caught too (write-after-read across k-steps).
 #include "../common/report.hpp"
-#include "../common/seed_kernels.hpp"
+#include "../common/workload_kernels.hpp"
 
 int main(int argc, char** argv) {
   tessera::scope_guard guard(argc, argv);
@@ -15,27 +15,27 @@ int main(int argc, char** argv) {
   tessera::array<float, 2> avg(4, 4);
 
   try {
-    seeds::tile_average_racy<2>(matrix, avg, /*checked=*/true);
-    ok &= seeds::verdict("racy `total += ...` reported", false);
+    workloads::tile_average_racy<2>(matrix, avg, /*checked=*/true);
+    ok &= workloads::verdict("racy `total += ...` reported", false);
   } catch (const tessera::race_error& e) {
     std::printf("race_error: %s\n", e.what());
-    ok &= seeds::verdict("racy `total += ...` reported", e.site.buffer == "total");
+    ok &= workloads::verdict("racy `total += ...` reported", e.site.buffer == "total");
   }
 
-  seeds::tile_average<2>(matrix, avg, seeds::barrier_variant::wait, /*checked=*/true);
-  ok &= seeds::verdict("correct tile averages pass checked mode",
+  workloads::tile_average<2>(matrix, avg, workloads::barrier_variant::wait, /*checked=*/true);
+  ok &= workloads::verdict("correct tile averages pass checked mode",
                        tessera::to_eigen(avg)(0, 0) == 4.5f);
 
   tessera::array<float, 2> A(8, 8), B(8, 8), C(8, 8);
   try {
-    seeds::matmul_tiled<4>(A, B, C, /*checked=*/true, /*drop_second_barrier=*/true);
-    ok &= seeds::verdict("tiled matmul without 2nd barrier reported", false);
+    workloads::matmul_tiled<4>(A, B, C, /*checked=*/true, /*drop_second_barrier=*/true);
+    ok &= workloads::verdict("tiled matmul without 2nd barrier reported", false);
   } catch (const tessera::race_error& e) {
     std::printf("race_error: %s\n", e.what());
-    ok &= seeds::verdict("tiled matmul without 2nd barrier reported", true);
+    ok &= workloads::verdict("tiled matmul without 2nd barrier reported", true);
   }
-  seeds::matmul_tiled<4>(A, B, C, /*checked=*/true);
-  ok &= seeds::verdict("tiled matmul with both barriers passes", true);
+  workloads::matmul_tiled<4>(A, B, C, /*checked=*/true);
+  ok &= workloads::verdict("tiled matmul with both barriers passes", true);
   std::printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
 }

@@ -127,13 +127,13 @@ int main(int argc, char** argv) {
   char detail[160];
   bool ok = true;
   std::snprintf(detail, sizeof detail, "relative error %.3e <= %.3e", e_sum, bound);
-  ok &= seeds::verdict("tessera::sum within the documented bound", e_sum <= bound, detail);
+  ok &= workloads::verdict("tessera::sum within the documented bound", e_sum <= bound, detail);
   std::snprintf(detail, sizeof detail, "relative error %.3e <= %.3e", e_repro, bound);
-  ok &= seeds::verdict("sum(reproducible) within the bound", e_repro <= bound, detail);
-  ok &= seeds::verdict("sum(reproducible) gives the same bits twice",
+  ok &= workloads::verdict("sum(reproducible) within the bound", e_repro <= bound, detail);
+  ok &= workloads::verdict("sum(reproducible) gives the same bits twice",
                        float_bits(s_repro) == float_bits(s_repro2));
   std::snprintf(detail, sizeof detail, "%.3e vs naive %.3e", e_sum, e_naive);
-  ok &= seeds::verdict("tessera::sum error <= naive float loop error", e_sum <= e_naive, detail);
+  ok &= workloads::verdict("tessera::sum error <= naive float loop error", e_sum <= e_naive, detail);
   std::printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
 }

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-namespace seeds {
+namespace workloads {
 
 /// Prints a matrix with one decimal, one row per line, like the seed's expected output.
 template <class M>
@@ -25,4 +25,4 @@ inline bool verdict(const std::string& name, bool ok, const std::string& detail 
   return ok;
 }
 
-}  // namespace seeds
+}  // namespace workloads

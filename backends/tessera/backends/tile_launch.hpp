@@ -104,7 +104,7 @@ void parallel_for_each(checked_t mode, const tiled_extent<T...>& te, const F& ke
 }
 
 /// The kernel plan of a tile launch as text: league/team/vector sizes, scratch bytes per level,
-/// each tile_static (scratch L0/L1) and tile_local (private) buffer, and every barrier — the
+/// each tile_static (scratch level 0 or 1) and tile_local (private) buffer, and every barrier — the
 /// plan parallel_for_each launches. Nothing runs on the device. \throws as parallel_for_each
 template <int... T, class F>
 std::string explain(const tiled_extent<T...>& te, const F& kernel) {

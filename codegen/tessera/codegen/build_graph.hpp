@@ -138,7 +138,7 @@ inline bool contiguous(const tessera::impl::captured_buffer& b) {
   return true;
 }
 
-namespace detail {
+namespace impl {
 template <class V>
 void fill_type(graph_node& n) {
   n.dtype = tessera::impl::scalar_type_name<V>();
@@ -190,7 +190,7 @@ int build(const E& e, expr_graph& g, name_table& names, const tessera::impl::cap
   });
   return id;
 }
-}  // namespace detail
+}  // namespace impl
 
 /// The graph of expression `e` (pre-order). \param dst [in] the destination's memory, to
 /// classify how each terminal overlaps it (nullptr: a fresh array, no overlap).
@@ -198,8 +198,8 @@ template <class E>
 expr_graph build_graph(const E& e, const tessera::impl::captured_buffer* dst = nullptr) {
   expr_graph g;
   g.nodes.reserve(node_count<E>());
-  detail::name_table names;
-  detail::build(e, g, names, dst);
+  impl::name_table names;
+  impl::build(e, g, names, dst);
   return g;
 }
 

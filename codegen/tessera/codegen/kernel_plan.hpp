@@ -21,8 +21,9 @@ namespace tessera::codegen {
 enum class memory_space_kind {
   global,          ///< device memory (array, array_view, Kokkos::View): OpenCL __global
   scratch_level0,  ///< team scratch level 0 (GPU shared memory / LDS): tile_static, __local
-  scratch_level1,  ///< team scratch level 1 (slower, larger): tile_static that does not fit L0
-  private_memory,  ///< per logical thread (registers on GPUs, member stack on CPUs): __private
+  scratch_level1,  ///< team scratch level 1 (slower, larger): tile_static that does not fit level 0
+  private_memory,  ///< per logical thread or member: registers (GPU tile_local, the GPU
+                   ///< matmul's accumulators, CPU vector accumulators): OpenCL __private
 };
 
 inline const char* to_string(memory_space_kind m) {
@@ -30,9 +31,9 @@ inline const char* to_string(memory_space_kind m) {
     case memory_space_kind::global:
       return "global";
     case memory_space_kind::scratch_level0:
-      return "scratch L0";
+      return "scratch level 0";
     case memory_space_kind::scratch_level1:
-      return "scratch L1";
+      return "scratch level 1";
     case memory_space_kind::private_memory:
       return "private";
   }
@@ -156,7 +157,8 @@ inline std::string to_string(const kernel_plan& k) {
   os << ", team " << k.team_size << ", vector " << k.vector_length << ", logical threads/tile "
      << k.logical_threads << "\n";
   if (!k.mapping.empty()) os << "  mapping: " << k.mapping << "\n";
-  os << "  scratch per team: L0 " << k.scratch_bytes[0] << " B, L1 " << k.scratch_bytes[1] << " B";
+  os << "  scratch per team: level 0 " << k.scratch_bytes[0] << " B, level 1 " << k.scratch_bytes[1]
+     << " B";
   if (k.scratch_bytes[k.scratch_level] > 0)
     os << " (requested from Kokkos with " << scratch_align_slack << " B for 64-byte alignment)";
   os << "\n";

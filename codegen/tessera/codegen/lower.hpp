@@ -7,7 +7,7 @@
 
 #include <tessera/codegen/passes/barriers.hpp>
 #include <tessera/codegen/passes/fusion.hpp>
-#include <tessera/codegen/passes/mapping.hpp>
+#include <tessera/codegen/passes/threads.hpp>
 #include <tessera/codegen/passes/phases.hpp>
 #include <tessera/codegen/passes/scratch.hpp>
 

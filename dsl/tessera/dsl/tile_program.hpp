@@ -5,23 +5,32 @@
 ///        write-after-write — including across loop iterations, because the rule is applied as
 ///        the program runs), sizes scratch and maps logical threads onto the team (Tier 0).
 ///
+// clang-format off
 /// \code
 ///   tessera::parallel_for_each(C.extent.tile<16, 16>().pad(), tessera::tile_program(
-///     TESSERA_KERNEL(auto& p) {
-///       auto a = p.template tile_static<float[16][16]>("a_tile");
-///       auto b = p.template tile_static<float[16][16]>("b_tile");
-///       auto acc = p.template tile_local<float>(0.f, "acc");
-///       for (index_type k0 = 0; k0 < K; k0 += 16) {
-///         p.load(a, [&](const auto& t) { return guarded_read(A, index<2>(t.global[0], k0 +
-///         t.local[1])); }); p.load(b, [&](const auto& t) { return guarded_read(B, index<2>(k0 +
-///         t.local[0], t.global[1])); }); p.compute(tessera::reads(a, b), [&](const auto& t) { ...
-///         acc(t) += a(..) * b(..); });
-///       }                                           // barriers: after the loads, and before the
-///       p.store(C, [&](const auto& t) { return acc(t); });   // next iteration's loads
+///     TESSERA_KERNEL(tessera::tile_program_context<16, 16>& p) {
+///       auto a = p.tile_static<float[16][16]>("a_tile");
+///       auto b = p.tile_static<float[16][16]>("b_tile");
+///       auto acc = p.tile_local<float>(0.f, "acc");
+///       for (tessera::index_type k0 = 0; k0 < K; k0 += 16) {
+///         p.load(a, [&](const auto& t) {
+///           return tessera::guarded_read(A, tessera::index<2>(t.global[0], k0 + t.local[1]));
+///         });
+///         p.load(b, [&](const auto& t) {
+///           return tessera::guarded_read(B, tessera::index<2>(k0 + t.local[0], t.global[1]));
+///         });
+///         p.compute(tessera::reads(a, b), [&](const auto& t) {
+///           float s = acc(t);
+///           for (int k = 0; k < 16; ++k) s += a(t.local[0], k) * b(k, t.local[1]);
+///           acc(t) = s;
+///         });
+///       }  // barriers: after the loads, and before the next iteration's loads
+///       p.store(C, [&](const auto& t) { return acc(t); });
 ///     }));
 /// \endcode
 /// A barrier is placed before a phase exactly when impl::hazard_tracker reports a hazard
 /// (hazards.hpp); explain() on such a launch shows each barrier with the hazard it resolves.
+// clang-format on
 #pragma once
 
 #include <tessera/dsl/device_kernel.hpp>

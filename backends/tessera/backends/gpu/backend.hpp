@@ -6,7 +6,7 @@
 
 #include <tessera/backends/backend_fwd.hpp>
 #include <tessera/backends/gpu/kernels.hpp>
-#include <tessera/backends/gpu/mapping.hpp>
+#include <tessera/backends/gpu/tile_mapping.hpp>
 #include <tessera/backends/gpu/target.hpp>
 
 namespace tessera::backends::gpu {

@@ -6,7 +6,7 @@
 
 #include <tessera/backends/backend_fwd.hpp>
 #include <tessera/backends/host/kernels.hpp>
-#include <tessera/backends/host/mapping.hpp>
+#include <tessera/backends/host/tile_mapping.hpp>
 #include <tessera/backends/host/memory_policy.hpp>
 #include <tessera/backends/host/target.hpp>
 

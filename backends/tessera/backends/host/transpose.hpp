@@ -49,7 +49,7 @@ inline constexpr int transpose_block_size = 16;
 inline constexpr std::size_t streaming_store_min_bytes = std::size_t{32} << 20;
 
 #if defined(TESSERA_HOST_SHUFFLE)
-namespace detail {
+namespace impl {
 /// N lanes of T (N x sizeof(T) = 64 bytes: one AVX-512 register, two AVX or four NEON ones).
 template <class T, int N>
 using row_vec = simd::vec<T, N>;
@@ -79,7 +79,7 @@ TESSERA_HOST_FORCEINLINE void transpose_rows(row_vec<T, N> r[N]) {
   if constexpr (N >= 4) stage(std::integral_constant<int, 2>{});
   stage(std::integral_constant<int, 1>{});
 }
-}  // namespace detail
+}  // namespace impl
 #endif
 
 /// True when this build writes streaming (non-temporal) stores (x86 with AVX or AVX-512).
@@ -148,12 +148,12 @@ inline void transpose_block(const T* in, std::ptrdiff_t ld, T* out, std::ptrdiff
     // blocks for 8-byte ones.
     using E = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
     constexpr int N = 64 / int(sizeof(T));
-    using V = detail::row_vec<E, N>;
+    using V = impl::row_vec<E, N>;
     for (int bi = 0; bi < B; bi += N)
       for (int bj = 0; bj < B; bj += N) {
         V r[N];
         for (int k = 0; k < N; ++k) std::memcpy(&r[k], in + (bi + k) * ld + bj, sizeof(V));
-        detail::transpose_rows<E, N>(r);
+        impl::transpose_rows<E, N>(r);
         T* const o = out + bj * ldo + bi;
         if (stream) {
           for (int k = 0; k < N; ++k) stream_line(o + k * ldo, &r[k]);

@@ -63,7 +63,7 @@ inline bool direct_matmul_operand(const expr_graph& g, int n) {
   return g.nodes[n].traits.kind == node_kind::terminal && g.nodes[n].contiguous;
 }
 
-namespace detail {
+namespace impl {
 struct fuser {
   const expr_graph& g;
   fusion_result& r;
@@ -137,14 +137,14 @@ struct fuser {
     for (int c : nd.children) scan_alias(c, special, packed_matmul_kernel);
   }
 };
-}  // namespace detail
+}  // namespace impl
 
 /// \param g [in] the expression (terminals classified against the destination's memory)
 /// \param t [in] the target (a packed CPU matmul accumulates in its output)
 inline fusion_result fuse(const expr_graph& g, const target& t) {
   fusion_result r;
   r.role.assign(g.nodes.size(), node_role::inline_elementwise);
-  detail::fuser f{g, r};
+  impl::fuser f{g, r};
   f.plan_kernel(0, false);
   const kernel_spec& last = r.kernels.back();
   const bool packed =

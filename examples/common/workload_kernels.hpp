@@ -1,5 +1,6 @@
-/// \file seed_kernels.hpp
-/// \brief The seed algorithms written as Tessera tile kernels (Tier 0). Shared by the examples,
+/// \file workload_kernels.hpp
+/// \brief The algorithms of the seed documents written as Tessera tile kernels (Tier 0). Shared by
+/// the examples,
 ///        the tests and tessera-tour so each algorithm is written once.
 #pragma once
 
@@ -7,7 +8,7 @@
 
 #include <string>
 
-namespace seeds {
+namespace workloads {
 
 using tessera::index_type;
 
@@ -38,7 +39,7 @@ template <int S, class Data, class T>
 void tile_average(const Data& m, const tessera::array<T, 2>& averages,
                   barrier_variant v = barrier_variant::wait, bool checked = false) {
   if (averages.extent[0] * S != m.extent[0] || averages.extent[1] * S != m.extent[1])
-    throw tessera::shape_error("seeds::tile_average: input " + tessera::to_string(m.extent) +
+    throw tessera::shape_error("workloads::tile_average: input " + tessera::to_string(m.extent) +
                                " and output " + tessera::to_string(averages.extent) +
                                " do not match the tile " + std::to_string(S));
   auto kernel = TESSERA_KERNEL(tessera::tile_group<S, S>& g) {
@@ -90,7 +91,7 @@ void check_matmul_shapes(const char* fn, const A& a, const B& b, const C& c) {
 /// Seed 002, plain element-parallel: one logical thread per element of C = A * B.
 template <class A, class B, class T>
 void matmul_simple(const A& a, const B& b, const tessera::array<T, 2>& c) {
-  check_matmul_shapes("seeds::matmul_simple", a, b, c);
+  check_matmul_shapes("workloads::matmul_simple", a, b, c);
   const index_type K = a.extent[1];
   tessera::parallel_for_each(
       c.extent, TESSERA_KERNEL(const tessera::index<2>& idx) {
@@ -107,7 +108,7 @@ void matmul_simple(const A& a, const B& b, const tessera::array<T, 2>& c) {
 template <int TS, class A, class B, class T>
 void matmul_tiled(const A& a, const B& b, const tessera::array<T, 2>& c, bool checked = false,
                   bool drop_second_barrier = false) {
-  check_matmul_shapes("seeds::matmul_tiled", a, b, c);
+  check_matmul_shapes("workloads::matmul_tiled", a, b, c);
   const index_type K = a.extent[1];
   auto kernel = TESSERA_KERNEL(tessera::tile_group<TS, TS>& g) {
     auto at = g.template tile_static<T[TS][TS]>("a_tile");
@@ -151,7 +152,7 @@ void check_transpose_shapes(const char* fn, const A& a, const tessera::array<T, 
 /// to tiles; every global read and write is guarded so the extra logical threads do nothing.
 template <int TS, class A, class T>
 void transpose_padded(const A& a, const tessera::array<T, 2>& at, bool checked = false) {
-  check_transpose_shapes("seeds::transpose_padded", a, at);
+  check_transpose_shapes("workloads::transpose_padded", a, at);
   auto kernel = TESSERA_KERNEL(tessera::tile_group<TS, TS>& g) {
     auto t1 = g.template tile_static<T[TS][TS]>("t1");
     g.for_each([&](const tessera::tiled_index<TS, TS>& t) {
@@ -175,7 +176,7 @@ void transpose_padded(const A& a, const tessera::array<T, 2>& at, bool checked =
 /// transposed by an element-parallel launch.
 template <int TS, class A, class T>
 void transpose_truncated(const A& a, const tessera::array<T, 2>& at) {
-  check_transpose_shapes("seeds::transpose_truncated", a, at);
+  check_transpose_shapes("workloads::transpose_truncated", a, at);
   auto te = a.extent.template tile<TS, TS>().truncate();
   tessera::parallel_for_each(
       te, TESSERA_KERNEL(tessera::tile_group<TS, TS>& g) {
@@ -201,4 +202,4 @@ void transpose_truncated(const A& a, const tessera::array<T, 2>& at) {
       TESSERA_KERNEL(const tessera::index<2>& i) { at(c0 + i[1], i[0]) = a(i[0], c0 + i[1]); });
 }
 
-}  // namespace seeds
+}  // namespace workloads

@@ -1,4 +1,4 @@
-/// \file gpu/mapping.hpp
+/// \file gpu/tile_mapping.hpp
 /// \brief How a tile runs on a GPU backend (CUDA, HIP, and OpenMP in the GPU emulation): one
 ///        team member (GPU thread) per logical thread, so a phase is each member running its
 ///        own logical thread and tile_local is one register per member; barriers are team barriers,

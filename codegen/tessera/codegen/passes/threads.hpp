@@ -1,4 +1,4 @@
-/// \file passes/mapping.hpp
+/// \file passes/threads.hpp
 /// \brief Pass 5: thread mapping — Kokkos policy, league, team and vector sizes of a kernel, and
 ///        the family's launch parameters (cache blocking of the CPU matmul, register blocking
 ///        of the GPU one, rows per team of tile_reduce), from the target description.
@@ -29,7 +29,7 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
       if (k.streaming_stores) {
         k.league_size = ceil_div(n, 4096);
         k.mapping =
-            "one iteration per chunk of 4096 elements, evaluated into an L1 buffer and streamed "
+            "one iteration per chunk of 4096 elements, evaluated into a buffer held in the first-level data cache and streamed "
             "out with non-temporal stores (the output is larger than the cache)";
       } else {
         k.league_size = n;

@@ -1,9 +1,10 @@
-/// \file host/mapping.hpp
+/// \file host/tile_mapping.hpp
 /// \brief How a tile runs on a CPU backend (Serial, OpenMP): one team member per tile, each
 ///        phase a loop nest over the tile in program order whose innermost loop (the last tile
 ///        dimension) is marked dependence-free for the vectorizer; tiles run concurrently on the
-///        backend's threads (the league). Barriers are program order; tile_local is a U[L]
-///        array on the member's stack.
+///        backend's threads (the league). Barriers are program order; tile_local holds every
+///        logical thread's copy (L values) in team scratch, after the tile_static buffers
+///        declared before it (tile_group.hpp, codegen/passes/tile_kernel.hpp).
 #pragma once
 
 #include <tessera/dsl/host_context.hpp>
