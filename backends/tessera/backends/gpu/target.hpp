@@ -4,6 +4,7 @@
 ///        conflicts, the register-blocked matmul's blocking.
 #pragma once
 
+#include <tessera/backends/kernels/target_core.hpp>
 #include <tessera/codegen/expr_graph.hpp>
 #include <tessera/dsl/config.hpp>
 
@@ -18,14 +19,9 @@ inline constexpr std::size_t cuda_scratch_level0_bytes = 48 * 1024 - (1024 + 2) 
 
 template <class Space>
 codegen::target make_target() {
-  using policy = Kokkos::TeamPolicy<Space>;
-  codegen::target t;
-  t.backend = Space::name();
+  codegen::target t = backends::impl::kokkos_target<Space>();
   t.thread_per_logical = true;
-  t.scratch_max[0] = static_cast<std::size_t>(policy::scratch_size_max(0));
-  t.scratch_max[1] = static_cast<std::size_t>(policy::scratch_size_max(1));
   t.max_team_size = 256;
-  t.concurrency = Space().concurrency();
   t.tile_local_max = tile_local_limit_bytes;
   t.tile_local_per_thread = true;
   t.transpose.tile[0] = 32;

@@ -7,20 +7,16 @@
 #include <tessera/backends/host/kernels.hpp>
 #include <tessera/backends/host/simd.hpp>
 #include <tessera/backends/host/transpose.hpp>
+#include <tessera/backends/kernels/target_core.hpp>
 #include <tessera/codegen/expr_graph.hpp>
 
 namespace tessera::backends::host {
 
 template <class Space>
 codegen::target make_target() {
-  using policy = Kokkos::TeamPolicy<Space>;
-  codegen::target t;
-  t.backend = Space::name();
+  codegen::target t = backends::impl::kokkos_target<Space>();
   t.thread_per_logical = false;
-  t.scratch_max[0] = static_cast<std::size_t>(policy::scratch_size_max(0));
-  t.scratch_max[1] = static_cast<std::size_t>(policy::scratch_size_max(1));
   t.max_team_size = 1;
-  t.concurrency = Space().concurrency();
   t.tile_local_per_thread = false;  // every logical thread's copy in team scratch
   // 128 x 32 output tiles walked in 16 x 16 blocks, tiles down a column of the output first:
   // the 32 operand rows of a column of tiles stream through once, each output row of a block
