@@ -200,16 +200,23 @@ expr_graph build_graph(const E& e, const tessera::impl::captured_buffer* dst = n
   g.nodes.reserve(node_count<E>());
   impl::name_table names;
   impl::build(e, g, names, dst);
+  g.out_dtype = g.nodes[0].dtype;
+  g.out_elem_bytes = g.nodes[0].elem_bytes;
+  if (dst && dst->type_name) {
+    g.out_dtype = dst->type_name();
+    g.out_elem_bytes = dst->elem_bytes;
+  }
   return g;
 }
 
 /// Entries of the fingerprint of an expression type E.
 template <class E>
-inline constexpr int fingerprint_size = 8 * node_count<E>();
+inline constexpr int fingerprint_size = 8 * node_count<E>() + 1;
 
 /// Everything a plan of `e` depends on besides its type: per node its extent (3), schedule (3),
 /// and for terminals how they overlap `dst` and whether they are contiguous; per terminal its
-/// buffer identity class (which terminals share memory). No allocation.
+/// buffer identity class (which terminals share memory); last, the destination's element type
+/// (its type-name function: one per type). No allocation.
 template <class E>
 std::array<std::int64_t, fingerprint_size<E>> fingerprint(
     const E& e, const tessera::impl::captured_buffer* dst) {
@@ -236,6 +243,7 @@ std::array<std::int64_t, fingerprint_size<E>> fingerprint(
     for_each_child(n, [&](const auto& c) { self(self, c); });
   };
   visit(visit, e);
+  key[k] = dst ? static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(dst->type_name)) : 0;
   return key;
 }
 

@@ -42,7 +42,17 @@ struct graph_node {
 /// Nodes in pre-order (root = 0); children refer to indices.
 struct expr_graph {
   std::vector<graph_node> nodes;
+  /// Element type of the destination the last kernel stores to (the assignment's array; the
+  /// root's type for a fresh array).
+  std::string out_dtype = "float";
+  std::size_t out_elem_bytes = 4;
 };
+
+/// The element type kernel-root `root` is stored as: its own type when it goes to a temporary,
+/// the destination's when it is the expression's root.
+inline const std::string& stored_dtype(const expr_graph& g, int root, bool to_temporary) {
+  return to_temporary ? g.nodes[root].dtype : g.out_dtype;
+}
 
 /// True when a matmul node lowers to the CPU packed kernel (float/double, no .tile<> override).
 inline bool uses_packed_matmul(const target& t, const graph_node& mm) {

@@ -134,6 +134,10 @@ struct kernel_plan {
   gemm_params gemm;               ///< matmul, packed CPU form
   gpu_matmul_params gpu_mm;       ///< matmul, register-blocked GPU form
   bool packed_matmul = false;     ///< matmul lowers to the packed CPU gemm
+  /// packed matmul whose output has another element type than the matmul: it accumulates in a
+  /// workspace of the matmul's type, and one more launch stores the epilogue, converted
+  bool matmul_workspace = false;
+  std::int64_t k_step = 0;  ///< generic tiled matmul: K elements loaded per step (0: tile[0])
   std::int64_t reduce_chunk = 0;  ///< reduction: elements one iteration folds
 };
 

@@ -80,7 +80,8 @@ inline lowered lower(const expr_graph& g, const target& t) {
                                : "tmp" + std::to_string(in),
                            g.nodes[in].dtype, memory_space_kind::global, 0, 0, "input"});
     k.buffers.push_back({ks.writes_temporary ? "tmp" + std::to_string(ks.root) : "out",
-                         g.nodes[ks.root].dtype, memory_space_kind::global, 0, 0, "output"});
+                         stored_dtype(g, ks.root, ks.writes_temporary), memory_space_kind::global,
+                         0, 0, "output"});
     k.notes.insert(k.notes.begin(), body.notes.begin(), body.notes.end());
     if (!ks.writes_temporary && out.fusion.output_aliases_input)
       k.notes.push_back("computed into a temporary, then copied to the output: " +
@@ -101,8 +102,8 @@ inline lowered lower(const expr_graph& g, const target& t) {
     c.league_size = n;
     c.mapping = "one iteration per element";
     c.label = "tessera::copy (output aliases an input)";
-    c.buffers.push_back({"tmp", root.dtype, memory_space_kind::global, 0, 0, "input"});
-    c.buffers.push_back({"out", root.dtype, memory_space_kind::global, 0, 0, "output"});
+    c.buffers.push_back({"tmp", g.out_dtype, memory_space_kind::global, 0, 0, "input"});
+    c.buffers.push_back({"out", g.out_dtype, memory_space_kind::global, 0, 0, "output"});
     c.notes.push_back(out.fusion.alias_reason);
     out.plan.kernels.push_back(std::move(c));
   }

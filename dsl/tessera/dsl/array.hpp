@@ -305,12 +305,12 @@ class array {
       b.stride[d] = static_cast<index_type>(v_.stride(d));
     }
     b.elem_bytes = sizeof(T);
+    b.type_name = &impl::scalar_type_name<std::remove_const_t<T>>;
     return b;
   }
   /// The buffer as a launch sees it (host side).
   impl::captured_buffer describe() const {
     impl::captured_buffer b = describe_memory();
-    b.type_name = &impl::scalar_type_name<std::remove_const_t<T>>;
     b.label = v_.label();
     b.read_only = std::is_const_v<T>;
     b.host_accessible = host_accessible_memory;

@@ -287,6 +287,7 @@ class array_view {
       b.stride[d] = stride_[d];
     }
     b.elem_bytes = sizeof(T);
+    b.type_name = &impl::scalar_type_name<nc_t>;
     return b;
   }
   /// The lazy-copy state a kernel reading or writing this view must bring to the device
@@ -297,7 +298,6 @@ class array_view {
   /// The buffer as a launch sees it (host side).
   impl::captured_buffer describe() const {
     impl::captured_buffer b = describe_memory();
-    b.type_name = &impl::scalar_type_name<nc_t>;
     b.label = "array_view";
     b.read_only = std::is_const_v<T>;
     b.host_accessible = host_accessible_memory;

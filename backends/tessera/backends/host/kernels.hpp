@@ -148,14 +148,20 @@ struct kernels {
             c.oj = oj + jb;
             const index_type bi = ni - ib < B ? ni - ib : B, bj = nj - jb < B ? nj - jb : B;
             if (pure_transpose && bi == B && bj == B) {
-              // The kernel is a plain transpose: full blocks go from registers straight to the
-              // output, no scratch bounce.
+              // The kernel is a plain transpose of an operand of the output's type: full blocks
+              // go from registers straight to the output, no scratch bounce.
+              bool moved = false;
               ev.visit_staged([&](const auto& t) {
-                if constexpr (requires { t.child.row_ptr(0); })
-                  transpose_block(t.child.row_ptr(c.oj) + c.oi, t.child.row_stride(),
-                                  o + c.oi * ldo + c.oj, ldo, stream);
+                if constexpr (requires { t.child.row_ptr(0); }) {
+                  if constexpr (std::is_same_v<std::remove_cvref_t<decltype(*t.child.row_ptr(0))>,
+                                               T>) {
+                    transpose_block(t.child.row_ptr(c.oj) + c.oi, t.child.row_stride(),
+                                    o + c.oi * ldo + c.oj, ldo, stream);
+                    moved = true;
+                  }
+                }
               });
-              continue;
+              if (moved) continue;
             }
             ev.visit_staged([&](const auto& t) { stage_block(t, c); });
             if (bj == B) {
@@ -201,26 +207,55 @@ struct kernels {
   static void matmul(const Space& exec, const codegen::kernel_plan& k, const operands::matrix<T>& A,
                      const operands::matrix<T>& B, const Ev& ev,
                      const tessera::impl::strided_ref<OT, 2>& out, const extent<2>& ext) {
-    if constexpr (std::is_same_v<T, OT> &&
-                  (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
       if (k.packed_matmul) {
         // Packed panels + register-blocked micro-kernel, epilogue on each finished element.
         // With one matmul node in the expression, it is this kernel's core at compile time.
         constexpr bool one_core =
             codegen::kind_count<typename eval::expr_of<Ev>::type, node_kind::matmul>() == 1;
-        host::gemm<T>(
-            exec, ext[0], ext[1], A.cols, A.p, A.ld, B.p, B.ld, out.p, out.s[0],
-            [ev](index_type i, index_type j, T acc) {
-              eval::ectx<T, S, true, one_core> c;
-              c.acc = acc;
-              return static_cast<T>(ev.at(c, i, j));
-            },
-            k.gemm, k.label);
+        constexpr bool in_place = std::is_same_v<T, OT>;
+        if (k.matmul_workspace == in_place)
+          throw plan_error("tessera: plan '" + k.name + "' " +
+                           (in_place ? "accumulates in a workspace" : "accumulates in its output") +
+                           ", but the kernel stores " + tessera::impl::scalar_type_name<OT>() +
+                           " from a " + tessera::impl::scalar_type_name<T>() + " matmul");
+        if constexpr (in_place) {
+          host::gemm<T>(
+              exec, ext[0], ext[1], A.cols, A.p, A.ld, B.p, B.ld, out.p, out.s[0],
+              [ev](index_type i, index_type j, T acc) {
+                eval::ectx<T, S, true, one_core> c;
+                c.acc = acc;
+                return static_cast<T>(ev.at(c, i, j));
+              },
+              k.gemm, k.label);
+        } else {
+          // The output's type differs: accumulate in a T workspace, then store the epilogue
+          // of each element once, converted (plan: c_work and the epilogue launch).
+          const index_type M = ext[0], N = ext[1];
+          Kokkos::View<T*, typename Space::memory_space> work(
+              Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::matmul workspace"),
+              std::size_t(M * N));
+          T* const w = work.data();
+          host::gemm<T>(
+              exec, M, N, A.cols, A.p, A.ld, B.p, B.ld, w, N,
+              [](index_type, index_type, T acc) { return acc; }, k.gemm, k.label);
+          const tessera::impl::strided_ref<OT, 2> o = out;
+          backends::impl::launch(k.label + " (epilogue)", range(exec, 0, M), [=](index_type i) {
+            eval::ectx<T, S, true, one_core> c;
+            for (index_type j = 0; j < N; ++j) {
+              c.acc = w[i * N + j];
+              o.row(i)[j] = static_cast<OT>(ev.at(c, i, j));
+            }
+          });
+          exec.fence();
+        }
         return;
       }
     }
     if (k.packed_matmul)
-      throw error("tessera: a packed-matmul plan for an element type the packed kernel lacks");
+      throw plan_error("tessera: plan '" + k.name + "' is a packed matmul of " +
+                       tessera::impl::scalar_type_name<T>() +
+                       ", an element type the packed kernel lacks");
     operands::tiled_matmul<S, Space>(exec, k, A, B, ev, out, ext);
   }
 

@@ -10,6 +10,9 @@
 #include <tessera/codegen/kernel_plan.hpp>
 #include <tessera/dsl/tile_program.hpp>
 
+#include <iterator>
+#include <utility>
+
 namespace tessera::backends::operands {
 
 /// A rank-2 operand with contiguous rows: element (i, k) = p[i * ld + k].
@@ -138,34 +141,117 @@ void check_program_plan(const codegen::kernel_plan& k, const tiled_extent<T...>&
                      " B of level " + std::to_string(k.scratch_level));
 }
 
-/// Runs the generic tiled matmul as planned (plan.tile = TS x TS, TS in {8, 16, 32}).
+/// The generic tiled matmul with run-time tiles (plan.tile = TM x TN, plan.k_step = TK): one
+/// team per output tile; scratch a_tile (TM x TK), b_tile (TK x TN) and acc (TM x TN), in plan
+/// order. Each phase's elements are strided over the team's members, a member keeping the same
+/// output elements in every phase; the loop's two barriers (after the loads; before the next
+/// loads) are the plan's. Any team size, so any tile runs where its scratch fits.
+template <int S, class T, class OT, class Ev, class Member>
+struct team_tiled_matmul_kernel {
+  matrix<T> A, B;
+  Ev ev;
+  output_matrix<OT> out;
+  index_type tm, tn, tk, tiles_j;
+  staged_scratch<3> sc;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const index_type M = A.rows, K = A.cols, N = B.cols;
+    const index_type i0 = team.league_rank() / tiles_j * tm, j0 = team.league_rank() % tiles_j * tn;
+    char* const base = sc.base(team);
+    T* const a = reinterpret_cast<T*>(base + sc.offs[0]);
+    T* const b = reinterpret_cast<T*>(base + sc.offs[1]);
+    T* const acc = reinterpret_cast<T*>(base + sc.offs[2]);
+    const index_type r = team.team_rank(), nt = team.team_size(), outs = tm * tn;
+    for (index_type e = r; e < outs; e += nt) acc[e] = T(0);
+    for (index_type k0 = 0; k0 < K; k0 += tk) {
+      if (k0 > 0) team.team_barrier();  // write-after-read on a_tile, b_tile across iterations
+      for (index_type e = r; e < tm * tk; e += nt) {
+        const index_type i = i0 + e / tk, k = k0 + e % tk;
+        a[e] = (i < M && k < K) ? A(i, k) : T(0);
+      }
+      for (index_type e = r; e < tk * tn; e += nt) {
+        const index_type k = k0 + e / tn, j = j0 + e % tn;
+        b[e] = (k < K && j < N) ? B(k, j) : T(0);
+      }
+      team.team_barrier();  // read-after-write on a_tile, b_tile
+      if (nt == 1) {
+        // One member runs the tile (CPUs): rows of B stream through a vector loop.
+        for (index_type i = 0; i < tm; ++i)
+          for (index_type k = 0; k < tk; ++k) {
+            const T x = a[i * tk + k];
+            T* c = acc + i * tn;
+            const T* brow = b + k * tn;
+            TESSERA_IVDEP
+            for (index_type j = 0; j < tn; ++j) c[j] += x * brow[j];
+          }
+      } else {
+        for (index_type e = r; e < outs; e += nt) {
+          const T* arow = a + e / tn * tk;
+          const T* bcol = b + e % tn;
+          T s = acc[e];
+          for (index_type k = 0; k < tk; ++k) s += arow[k] * bcol[k * tn];
+          acc[e] = s;
+        }
+      }
+    }
+    for (index_type e = r; e < outs; e += nt) {
+      const index_type i = i0 + e / tn, j = j0 + e % tn;
+      if (i < M && j < N) {
+        eval::ectx<T, S> c;
+        c.acc = acc[e];
+        out[index<2>(i, j)] = static_cast<OT>(ev.at(c, i, j));
+      }
+    }
+  }
+};
+
+/// Runs the generic tiled matmul as planned: the compiled tile program for the square tiles of
+/// codegen::program_matmul_tiles (plan.k_step == 0), the team-loop form for any other tile.
 template <int S, class Space, class T, class OT, class Ev>
 void tiled_matmul(const Space& exec, const codegen::kernel_plan& k, const matrix<T>& A,
                   const matrix<T>& B, const Ev& ev, const tessera::impl::strided_ref<OT, 2>& out,
                   const extent<2>& ext) {
   const output_matrix<OT> o{out, ext};
-  auto run = [&](auto ts) {
-    constexpr int TS = decltype(ts)::value;
+  if (k.k_step > 0) {
+    using member = typename Kokkos::TeamPolicy<Space>::member_type;
+    using kernel = team_tiled_matmul_kernel<S, T, OT, Ev, member>;
+    if (k.tile.size() != 2 || k.tile[0] <= 0 || k.tile[1] <= 0)
+      throw plan_error("tessera: plan '" + k.name + "' gives the tiled matmul no 2-D tile");
+    const index_type tm = k.tile[0], tn = k.tile[1], tk = k.k_step;
+    impl::kernel_shape shape;
+    shape.kernel = "tiled matmul (run-time tile)";
+    shape.tile = k.tile;
+    shape.compare_scratch = true;
+    shape.scratch_bytes = {std::size_t(tm * tk) * sizeof(T), std::size_t(tk * tn) * sizeof(T),
+                           std::size_t(tm * tn) * sizeof(T)};
+    shape.compare_barriers = true;
+    shape.barriers = {{1, true}, {2, true}};
+    impl::check_plan(k, shape);
+    const auto sc = staged_scratch<3>::from_plan(k);
+    const kernel fn{A, B, ev, o, tm, tn, tk, k.tiles[1], sc};
+    const auto p =
+        backends::impl::planned_team_policy(exec, k, fn, sc.level, sc.bytes ? sc.bytes + 64 : 0);
+    backends::impl::launch(k.label, p, fn);
+    return;
+  }
+  const int ts = k.tile.empty() ? 0 : int(k.tile[0]);
+  auto run = [&](auto tile) {
+    constexpr int TS = decltype(tile)::value;
+    if (ts != TS) return false;
     const auto te = ext.template tile<TS, TS>().pad();
     const auto body = tile_program(tiled_matmul_body<TS, S, T, OT, Ev>{A, B, ev, o});
     check_program_plan<Space>(k, te, body, (A.cols + TS - 1) / TS);
     impl::launch_planned(exec, te, body, k);
+    return true;
   };
-  switch (k.tile.empty() ? 0 : k.tile[0]) {
-    case 8:
-      run(std::integral_constant<int, 8>{});
-      break;
-    case 16:
-      run(std::integral_constant<int, 16>{});
-      break;
-    case 32:
-      run(std::integral_constant<int, 32>{});
-      break;
-    default:
-      throw shape_error("tessera::matmul: .tile<" +
-                        (k.tile.empty() ? std::string("?") : std::to_string(k.tile[0])) +
-                        ">() is not a tile of the tiled matmul (8, 16 or 32)");
-  }
+  constexpr auto& tiles = codegen::program_matmul_tiles;
+  const bool ran = [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return (run(std::integral_constant<int, tiles[I]>{}) || ...);
+  }(std::make_index_sequence<std::size(tiles)>{});
+  if (!ran)
+    throw plan_error("tessera: plan '" + k.name + "' runs the tiled matmul as a tile program of " +
+                     codegen::list_dims(k.tile) +
+                     ", a tile it has no compiled program for (square 8, 16 or 32)");
 }
 
 }  // namespace tessera::backends::operands

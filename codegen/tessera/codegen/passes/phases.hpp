@@ -53,9 +53,31 @@ inline bool uses_blocked_gpu_matmul(const target& t, const graph_node& mm) {
   return t.thread_per_logical && b.bm > 0 && mm.tile[0] == 0 && mm.floating &&
          (b.bm / b.tm) * (b.bn / b.tn) <= t.max_team_size;
 }
-/// Tile of the generic tiled matmul: the .tile<>() schedule or the target's default.
-inline int generic_matmul_tile(const target& t, const graph_node& mm) {
-  return mm.tile[0] > 0 ? mm.tile[0] : t.matmul.generic_tile;
+/// Square tiles for which the generic tiled matmul runs as a compiled Tier 2 tile program
+/// (kernels/operands.hpp instantiates exactly these); every other schedule runs its team-loop
+/// form, whose tiles are run-time values.
+inline constexpr int program_matmul_tiles[] = {8, 16, 32};
+
+/// The generic tiled matmul's output tile tm x tn and K step tk: the .tile<TM[, TN[, TK]]>()
+/// schedule (TN defaults to TM; TK to the larger side, at most 32), else the target's square
+/// default; `program` when it runs as the compiled tile program (a square tile of
+/// program_matmul_tiles with TK = the tile, and under the GPU mapping a member per output
+/// within the target's team limit).
+struct matmul_tiles {
+  int tm = 0, tn = 0, tk = 0;
+  bool program = false;
+};
+inline matmul_tiles generic_matmul_tiles(const target& t, const graph_node& mm) {
+  matmul_tiles r;
+  r.tm = mm.tile[0] > 0 ? mm.tile[0] : t.matmul.generic_tile;
+  r.tn = mm.tile[1] > 0 ? mm.tile[1] : r.tm;
+  const int side = r.tm > r.tn ? r.tm : r.tn;
+  r.tk = mm.tile[2] > 0 ? mm.tile[2] : side < 32 ? side : 32;
+  for (int ts : program_matmul_tiles) r.program |= r.tm == ts && r.tn == ts && r.tk == ts;
+  // Under the GPU mapping the program needs a member per output; a tile larger than the
+  // backend's teams runs in the team-loop form (members stride over the outputs).
+  if (t.thread_per_logical && r.tm * r.tn > t.max_team_size) r.program = false;
+  return r;
 }
 
 inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, const target& t) {
@@ -114,7 +136,23 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
              "packed B panel, shared by all teams"});
         b.program.loop.push_back({"pack the A block", {{"a_pack", true, false}}});
         b.program.loop.push_back({"register-blocked micro-kernels", {{"a_pack", false, false}}});
-        b.program.epilogue.push_back({"epilogue on the output tile and store", {}});
+        const std::string& stored = stored_dtype(g, k.root, k.writes_temporary);
+        if (stored != mm.dtype) {
+          // The micro-kernels accumulate in the matmul's type; the output has another, so they
+          // accumulate in a workspace and the epilogue stores each element once, converted.
+          std::int64_t elems = 1;
+          for (auto e : mm.extent) elems *= e;
+          b.global_buffers.push_back({"c_work", mm.dtype + " (" + std::to_string(mm.extent[0]) +
+                                                    "x" + std::to_string(mm.extent[1]) + ")",
+                                      memory_space_kind::global,
+                                      std::size_t(elems) * mm.elem_bytes, 0,
+                                      "accumulator: the output is " + stored + ", the matmul " +
+                                          mm.dtype});
+          b.program.epilogue.push_back(
+              {"epilogue on the workspace, stored as " + stored + " (one RangePolicy launch)", {}});
+        } else {
+          b.program.epilogue.push_back({"epilogue on the output tile and store", {}});
+        }
         b.notes.push_back(
             "CPU matmul: packed panels + register-blocked vectorized micro-kernel; one team "
             "member per block, so barriers are program order; the last K block applies the "
@@ -149,8 +187,8 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
                                    {"b_tile0", true, false}}});
         b.program.epilogue.push_back({"epilogue on the micro-tiles and store", {}});
         b.notes.push_back("GPU matmul: register-blocked micro-tiles, double-buffered scratch");
-      } else {
-        const int ts = generic_matmul_tile(t, mm);
+      } else if (const matmul_tiles mt = generic_matmul_tiles(t, mm); mt.program) {
+        const int ts = mt.tm;
         scratch("a_tile", tile_type(mm, ts, ts), std::size_t(ts) * ts * mm.elem_bytes, "A tile");
         scratch("b_tile", tile_type(mm, ts, ts), std::size_t(ts) * ts * mm.elem_bytes, "B tile");
         // The accumulator is tile_local: a register per logical thread on GPUs, one copy per
@@ -168,6 +206,29 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
             {"multiply-accumulate", {{"a_tile", false, false}, {"b_tile", false, false}}});
         b.program.epilogue.push_back({"epilogue and store (in-range elements only)", {}});
         b.notes.push_back("tiled matmul (seed 002) as a Tier 2 tile program");
+      } else {
+        // Run-time tiles: team members stride over each phase's elements, every member keeping
+        // the same output elements in every phase (so the accumulators need no barrier).
+        scratch("a_tile", tile_type(mm, mt.tm, mt.tk),
+                std::size_t(mt.tm) * mt.tk * mm.elem_bytes, "A tile");
+        scratch("b_tile", tile_type(mm, mt.tk, mt.tn),
+                std::size_t(mt.tk) * mt.tn * mm.elem_bytes, "B tile");
+        scratch("acc", tile_type(mm, mt.tm, mt.tn), std::size_t(mt.tm) * mt.tn * mm.elem_bytes,
+                "accumulators: one per output element of the tile");
+        b.program.prologue.push_back({"zero the accumulators", {{"acc", true, true}}});
+        b.program.loop.push_back(
+            {"load A and B tiles", {{"a_tile", true, false}, {"b_tile", true, false}}});
+        b.program.loop.push_back({"multiply-accumulate",
+                                  {{"a_tile", false, false},
+                                   {"b_tile", false, false},
+                                   {"acc", false, true},
+                                   {"acc", true, true}}});
+        b.program.epilogue.push_back(
+            {"epilogue and store (in-range elements only)", {{"acc", false, true}}});
+        b.notes.push_back("tiled matmul with a run-time tile of " + std::to_string(mt.tm) + "x" +
+                          std::to_string(mt.tn) + ", K step " + std::to_string(mt.tk) +
+                          " (team loops; the compiled tile program covers square tiles of 8, "
+                          "16 and 32)");
       }
       if (k.root != k.core)
         b.notes.push_back(

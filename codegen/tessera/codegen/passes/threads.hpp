@@ -89,6 +89,10 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
                     std::to_string(k.gemm.mr) + "x" + std::to_string(k.gemm.nr) +
                     " in registers; one launch per (column panel, K block), each after a "
                     "RangePolicy launch packing the B panel";
+        k.matmul_workspace = stored_dtype(g, s.root, s.writes_temporary) != mm.dtype;
+        if (k.matmul_workspace)
+          k.mapping += "; then one iteration per output row storing the epilogue of the " +
+                       mm.dtype + " workspace as " + stored_dtype(g, s.root, s.writes_temporary);
       } else if (uses_blocked_gpu_matmul(t, mm)) {
         const gpu_matmul_params& bp = t.matmul.blocked;
         k.gpu_mm = bp;
@@ -101,14 +105,26 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
         k.mapping = "one team member per logical thread, each computing " + std::to_string(bp.tm) +
                     "x" + std::to_string(bp.tn) + " outputs; coalesced tile loads";
       } else {
-        const int ts = generic_matmul_tile(t, mm);
-        k.tile = {ts, ts};
-        k.tiles = {ceil_div(M, ts), ceil_div(N, ts)};
+        const matmul_tiles mt = generic_matmul_tiles(t, mm);
+        k.tile = {mt.tm, mt.tn};
+        k.tiles = {ceil_div(M, mt.tm), ceil_div(N, mt.tn)};
         k.league_size = k.tiles[0] * k.tiles[1];
-        k.logical_threads = ts * ts;
-        k.team_size = t.thread_per_logical ? ts * ts : 1;
-        k.mapping = t.thread_per_logical ? "one team member per output element of the tile"
-                                         : "one team member per tile; phases are loop nests";
+        k.logical_threads = mt.tm * mt.tn;
+        if (mt.program) {
+          k.team_size = t.thread_per_logical ? mt.tm * mt.tn : 1;
+          k.mapping = t.thread_per_logical ? "one team member per output element of the tile"
+                                           : "one team member per tile; phases are loop nests";
+        } else {
+          k.k_step = mt.tk;
+          const std::int64_t outs = std::int64_t(mt.tm) * mt.tn;
+          k.team_size = t.thread_per_logical ? int(outs < t.max_team_size ? outs : t.max_team_size)
+                                             : 1;
+          k.mapping = k.team_size == 1
+                          ? "one team member per tile; phases are loop nests"
+                          : "team members stride over the tile's elements (" +
+                                std::to_string(ceil_div(outs, k.team_size)) +
+                                " outputs per member)";
+        }
       }
       break;
     }
