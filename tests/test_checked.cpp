@@ -164,4 +164,45 @@ TEST_CASE("checked mode applies the launch checks too") {
       shape_error);
 }
 
+
+TEST_CASE("a logical thread using another logical thread's tile_local copy is reported") {
+  // tile_local is private (a register on GPUs, where s(other) would silently read the caller's
+  // own copy); checked mode and the fast launch's dry run both report it, before any kernel
+  // writes the caller's data.
+  for (const bool use_checked : {true, false}) {
+    CAPTURE(use_checked);
+    std::vector<float> init(40, 7.f);
+    array<float, 1> m(extent<1>(40), init.begin(), init.end());
+    auto k = TESSERA_KERNEL(tile_group<8>& g) {
+      auto s = g.tile_local<float>(0.f, "mine");
+      g.for_each([&](const tiled_index<8>& t) { s(t) = float(t.local[0]); });
+      g.barrier.wait();
+      g.for_each([&](const tiled_index<8>& t) {
+        tiled_index<8> other = t;
+        other.local[0] = (t.local[0] + 1) % 8;
+        m[t.global] = s(other);
+      });
+    };
+    const std::string msg = tt::message_of<usage_error>([&] {
+      if (use_checked)
+        parallel_for_each(checked, m.extent.tile<8>(), k);
+      else
+        parallel_for_each(m.extent.tile<8>(), k);
+    });
+    CHECK(tt::has(msg, "tile_local 'mine' (float) of logical thread (1)"));
+    CHECK(tt::has(msg, "logical thread (0) in tile (0)"));
+    CHECK(m.to_vector() == init);
+  }
+  // Its own copy, through any tiled_index equal to its own, is fine.
+  array<float, 1> m(extent<1>(24));
+  parallel_for_each(checked, m.extent.tile<8>(), TESSERA_KERNEL(tile_group<8>& g) {
+    auto s = g.tile_local<float>(1.f);
+    g.for_each([&](const tiled_index<8>& t) { s(t) += float(t.global[0]); });
+    g.barrier.wait();
+    g.for_each([&](const tiled_index<8>& t) { m[t.global] = s(t); });
+  });
+  const auto v = m.to_vector();
+  for (int i = 0; i < 24; ++i) CHECK(v[std::size_t(i)] == float(i + 1));
+}
+
 }  // namespace

@@ -132,6 +132,20 @@ TEST_CASE("bad input catalogue: each a clear error naming the function and the s
     CHECK(contains(e.what(), "tile_local"));
   }
   CHECK(sum(out) == 0.f);
+  // 8 KiB per logical thread: 8 MiB of team scratch per 32x32 tile on CPUs, spills on GPUs; the
+  // same portable limit on every backend.
+  struct state_8k {
+    float v[2048];
+  };
+  auto mid = TESSERA_KERNEL(tile_group<32, 32>& g) {
+    auto s = g.tile_local<state_8k>(state_8k{});
+    g.for_each([&](const tiled_index<32, 32>& t) { out[t.global] = s(t).v[0] + 1.f; });
+  };
+  CHECK_THROWS_WITH_AS(parallel_for_each(out.extent.tile<32, 32>(), mid),
+                       doctest::Contains("8192 bytes of tile_local storage per logical thread; "
+                                         "at most 4096 on every backend"),
+                       resource_error);
+  CHECK(sum(out) == 0.f);
   // Negative extents.
   CHECK_THROWS_WITH_AS(
       parallel_for_each(extent<1>(-5).tile<4>().pad(), TESSERA_KERNEL(tile_group<4>&){}),

@@ -221,6 +221,38 @@ TEST_CASE("C++ AMP's chained tile_static subscripts s[i][j]") {
       bounds_error);
 }
 
+TEST_CASE("tile-uniform code reads tile_static values written before a barrier") {
+  // One logical thread of each tile stores a loop bound; after the barrier every logical thread
+  // of the tile (tile-uniform code) reads it and runs that many phases. The planning pass runs
+  // the body on the host too, where the value reads as 0.
+  for (const bool use_checked : {false, true}) {
+    CAPTURE(use_checked);
+    const long n = 16 * tt::random_size(1, 9);
+    std::vector<int> counts(static_cast<std::size_t>(n));
+    for (auto& c : counts) c = int(tt::random_size(0, 5));
+    array<int, 1> cnt(extent<1>(n), counts.begin(), counts.end());
+    array<int, 1> out{extent<1>(n)};
+    auto k = TESSERA_KERNEL(tile_group<16>& g) {
+      auto bound = g.tile_static<int>("bound");
+      auto scale = g.tile_static<int[2]>("scale");
+      g.for_each([&](const tiled_index<16>& t) {
+        if (t.local[0] == 0) bound = cnt[t.global];
+        if (t.local[0] < 2) scale(t.local[0]) = int(t.local[0]) + 2;
+      });
+      g.barrier.wait();
+      const int b = bound;  // tile-uniform reads
+      const int s = scale(0) * scale(1);
+      for (int r = 0; r < b; ++r) g.for_each([&](const tiled_index<16>& t) { out[t.global] += s; });
+    };
+    if (use_checked)
+      parallel_for_each(checked, out.extent.tile<16>(), k);
+    else
+      parallel_for_each(out.extent.tile<16>(), k);
+    const auto o = out.to_vector();
+    for (long i = 0; i < n; ++i) CHECK(o[std::size_t(i)] == 6 * counts[std::size_t(i / 16 * 16)]);
+  }
+}
+
 TEST_CASE("tile_local values survive barriers") {
   array<int, 2> out(8, 8);
   parallel_for_each(

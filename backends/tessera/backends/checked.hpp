@@ -106,12 +106,23 @@ class checked_context final : public tessera::impl::host_context,
     b.state.assign(n, elem_state{});
     return b.storage.data();
   }
-  void* allocate_local(const buffer_desc& d) override {
+  void* allocate_local(const buffer_desc& d, int& id) override {
     if (in_phase_)
       usage("tile_local declaration '" + buffer_name(d, "tile_local", int(locals_.size())) +
             "' inside for_each: declare it in the kernel body, before the for_each that uses it");
+    id = static_cast<int>(locals_.size());
     locals_.emplace_back(d.bytes * std::size_t(threads_) / sizeof(std::uint64_t) + 1);
+    local_names_.resize(locals_.size());
+    local_names_.back() = "'" + buffer_name(d, "tile_local", id) + "' (" + d.type_name() + ")";
     return locals_.back().data();
+  }
+  void local_access(int id, int slot) override {
+    if (slot == thread_ || (threads_ == 1 && slot == 0)) return;
+    usage(thread_name(thread_) + " in tile " + coords(tile_) + ", phase " +
+          std::to_string(phase_) + " used tile_local " + local_names_[std::size_t(id)] +
+          " of " + thread_name(slot) +
+          ": tile_local is private to its logical thread (a register on GPUs, where this "
+          "reads the caller's own copy); share values through tile_static memory and a barrier");
   }
   void set_thread(int linear) override {
     commit_shadows();
@@ -550,6 +561,7 @@ class checked_context final : public tessera::impl::host_context,
   index_type tile_id_ = 0;
   std::vector<std::unique_ptr<buffer>> bufs_;
   std::vector<std::vector<std::uint64_t>> locals_;
+  std::vector<std::string> local_names_;  ///< per tile_local: "'name' (type)" for messages
   std::vector<std::unique_ptr<global_buffer>> globals_;
   std::deque<shadow> shadows_;
   std::unordered_map<std::uint64_t, shadow*> shadow_index_;

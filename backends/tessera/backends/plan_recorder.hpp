@@ -9,15 +9,13 @@
 #include <tessera/codegen/passes/tile_kernel.hpp>
 #include <tessera/dsl/host_context.hpp>
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
 namespace tessera::backends::impl {
-
-using tessera::impl::access_kind;
-using tessera::impl::buffer_desc;
-using tessera::impl::fence_kind;
 
 using tessera::impl::access_kind;
 using tessera::impl::buffer_desc;
@@ -47,13 +45,22 @@ class planning_context final : public tessera::impl::host_context {
     next = {};
   }
   bool sizing() const override { return true; }
+  /// Zero-filled host storage: tile-uniform code may read tile_static values (a loop bound one
+  /// logical thread stored before a barrier); in the planning pass they read as zeros, since no
+  /// for_each body runs. Blocks are kept for the next launch.
   void* allocate_static(const buffer_desc& d, int& id) override {
     id = static_cast<int>(statics.size());
     statics.push_back(d);
     order.push_back(false);
-    return nullptr;
+    if (arena_.size() <= std::size_t(id)) arena_.emplace_back();
+    auto& block = arena_[std::size_t(id)];
+    const std::size_t words = d.bytes / sizeof(std::max_align_t) + 1;
+    if (block.size() < words) block.resize(words);
+    std::memset(static_cast<void*>(block.data()), 0, d.bytes);
+    return block.data();
   }
-  void* allocate_local(const buffer_desc& d) override {
+  void* allocate_local(const buffer_desc& d, int& id) override {
+    id = static_cast<int>(locals.size());
     locals.push_back(d);
     order.push_back(true);
     return nullptr;
@@ -113,6 +120,9 @@ class planning_context final : public tessera::impl::host_context {
   std::vector<barrier_record> barriers;
   int phase = 0;
   barrier_record next{};  ///< the reason given for the next barrier, if any
+
+ private:
+  std::vector<std::vector<std::max_align_t>> arena_;  ///< tile_static storage, one block each
 };
 
 }  // namespace tessera::backends::impl

@@ -64,11 +64,15 @@ struct target {
   std::size_t scratch_max[2] = {32768, 20u << 20};  ///< bytes per team, per scratch level
   int max_team_size = 1;                            ///< largest team the default plans use
   int concurrency = 1;
-  /// Tier 0: true when tile_local storage is private to each logical thread (GPU registers,
-  /// at most tile_local_max bytes per logical thread); false when one member runs the tile and
-  /// keeps every logical thread's copy in team scratch (CPU; limited by the scratch levels).
+  /// Tier 0: true when tile_local storage is private to each logical thread (GPU registers);
+  /// false when one member runs the tile and keeps every logical thread's copy in team scratch
+  /// (CPU; the copies also count against the scratch levels).
   bool tile_local_per_thread = false;
-  std::size_t tile_local_max = 16 * 1024;
+  /// Tier 0: tile_local bytes per logical thread, the same on every backend so that a kernel
+  /// one backend accepts runs on all of them: what a GPU thread holds in registers before
+  /// spilling makes tile_local slower than tile_static (255 32-bit registers on NVIDIA, 512 on
+  /// AMD CDNA, i.e. 1-2 KiB), with room for spills of loop state.
+  std::size_t tile_local_max = 4 * 1024;
   std::size_t streaming_store_min_bytes = 0;  ///< CPU outputs at least this big stream (0: never)
   /// GPU emulation: the scratch level 0 bytes per team a real GPU offers (0: not emulating).
   /// Plans needing more level 0 than the host allows but no more than this note that a GPU

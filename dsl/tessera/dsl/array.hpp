@@ -212,7 +212,19 @@ class array {
     hook_ = o.hook_;
     return *this;
   }
-  ~array() = default;
+  /// Releases this copy's share of the data. An array still holding memory after the Kokkos
+  /// runtime ended (it outlived its scope_guard) leaves the memory to the operating system and
+  /// says so once on stderr, rather than let Kokkos terminate the process.
+  TESSERA_INLINE ~array() {
+#ifndef TESSERA_DEVICE_PASS
+    if (v_.data() != nullptr && !Kokkos::is_initialized()) {
+      impl::report_outlived_runtime("tessera::array<" +
+                                    impl::scalar_type_name<std::remove_const_t<T>>() + ", " +
+                                    std::to_string(N) + "> of extent " + to_string(extent));
+      (void)new view_type(std::move(v_));  // never destroyed: no deallocation after finalize
+    }
+#endif
+  }
 
   /// The underlying Kokkos::View (LayoutRight, default memory space).
   TESSERA_INLINE const view_type& view() const {

@@ -244,12 +244,15 @@ class host_context {
   /// True in the planning pass: for_each bodies are skipped, only allocations and barriers
   /// are recorded.
   virtual bool sizing() const = 0;
-  /// A tile_static allocation; returns host storage (nullptr when sizing) and the buffer id
-  /// used by access().
+  /// A tile_static allocation; returns host storage (zero-filled when sizing, so tile-uniform
+  /// reads are defined) and the buffer id used by access().
   virtual void* allocate_static(const buffer_desc& d, int& id) = 0;
   /// A tile_local declaration: returns host storage for one U per logical thread (nullptr when
-  /// sizing).
-  virtual void* allocate_local(const buffer_desc& d) = 0;
+  /// sizing) and the id used by local_access().
+  virtual void* allocate_local(const buffer_desc& d, int& id) = 0;
+  /// An access to logical thread `slot`'s copy of tile_local `id` (by the running logical
+  /// thread, or by tile-uniform code): tile_local is private to its logical thread.
+  virtual void local_access(int /*id*/, int /*slot*/) {}
   /// A tile_static element access.
   virtual void access(int id, index_type linear, access_kind k) = 0;
   /// An index outside buffer `id`'s extent: throws bounds_error.

@@ -6,6 +6,8 @@
 #include <tessera/dsl/config.hpp>
 #include <tessera/dsl/errors.hpp>
 
+#include <atomic>
+#include <cstdio>
 #include <string>
 
 namespace tessera {
@@ -46,6 +48,20 @@ inline void require_runtime(const char* fn) {
     throw usage_error(std::string(fn) +
                       ": the Kokkos runtime is not running; create a tessera::scope_guard (or "
                       "call Kokkos::initialize) first, and launch nothing after it ends");
+}
+/// Called by an array that still owns memory when the Kokkos runtime has ended (it outlived
+/// its scope_guard): Kokkos cannot free memory after Kokkos::finalize (it terminates the
+/// process), so the array leaves its memory to the operating system; the first time, says
+/// which array and how to fix the program on stderr.
+inline void report_outlived_runtime(const std::string& what) {
+  static std::atomic<bool> reported{false};
+  if (reported.exchange(true)) return;
+  std::fprintf(stderr,
+               "tessera: %s was destroyed after the Kokkos runtime ended (its tessera::scope_guard "
+               "or Kokkos::finalize ran first); its memory is left to the operating system. "
+               "Declare arrays inside the scope_guard's scope (or reset them before it ends). "
+               "Further arrays destroyed this way are not reported.\n",
+               what.c_str());
 }
 }  // namespace impl
 

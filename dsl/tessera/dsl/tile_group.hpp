@@ -216,7 +216,12 @@ class tile_local_ref {
  public:
   /// \param slots [in] L values (CPU scratch or host storage); ignored when Slots == 1 unless
   ///        non-null (host storage in checked mode)
-  TESSERA_INLINE tile_local_ref(const U& init, U* slots) : p_(slots) {
+  /// \param ctx, id [in] the host context running the body (checked mode, dry run: each
+  ///        access is checked to be the running logical thread's own copy) and the
+  ///        declaration's id there; nullptr in kernels
+  TESSERA_INLINE tile_local_ref(const U& init, U* slots, impl::host_context* ctx = nullptr,
+                                int id = 0)
+      : p_(slots), ctx_(ctx), id_(id) {
     if constexpr (Slots == 1) {
 #ifndef TESSERA_DEVICE_PASS
       if (p_) {
@@ -230,8 +235,11 @@ class tile_local_ref {
         for (int i = 0; i < L; ++i) p_[i] = init;
     }
   }
+  /// Logical thread t's copy. Only t itself may use it (it is a register on GPUs): checked
+  /// mode reports an access to another logical thread's copy (usage_error).
   template <class TI>
   TESSERA_FORCEINLINE U& operator()(const TI& t) const {
+    TESSERA_HOST_HOOK(ctx_, local_access(id_, t.local_linear()));
     if constexpr (Slots == 1) {
 #ifndef TESSERA_DEVICE_PASS
       if (p_) return p_[t.local_linear()];
@@ -248,6 +256,8 @@ class tile_local_ref {
 
  private:
   U* p_;
+  impl::host_context* ctx_;
+  int id_;
   struct none {};
   /// The register of the GPU mapping (Slots == 1).
   [[no_unique_address]] mutable std::conditional_t<Slots == 1, U, none> v_{};
@@ -402,8 +412,9 @@ class basic_tile_group {
     U* p = nullptr;
 #ifndef TESSERA_DEVICE_PASS
     if (ctx_) {
-      p = static_cast<U*>(ctx_->allocate_local(impl::describe_buffer<U>(name)));
-      return tile_local_ref<U, tile_size, slots>(init, p);
+      int id = 0;
+      p = static_cast<U*>(ctx_->allocate_local(impl::describe_buffer<U>(name), id));
+      return tile_local_ref<U, tile_size, slots>(init, p, ctx_, id);
     }
 #endif
     (void)name;

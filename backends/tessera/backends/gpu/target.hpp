@@ -10,8 +10,6 @@
 
 namespace tessera::backends::gpu {
 
-/// tile_local bytes a logical thread may hold (registers, spilling to local memory).
-inline constexpr std::size_t tile_local_limit_bytes = 16 * 1024;
 /// Scratch level 0 per team on a CUDA GPU through Kokkos: 48 KiB of shared memory per block
 /// less what Kokkos reserves for team reductions ((1024 + 2) doubles and an int64, see
 /// Kokkos::TeamPolicy<Cuda>::scratch_size_max). What the GPU emulation compares its plans with.
@@ -22,7 +20,6 @@ codegen::target make_target() {
   codegen::target t = backends::impl::kokkos_target<Space>();
   t.thread_per_logical = true;
   t.max_team_size = 256;
-  t.tile_local_max = tile_local_limit_bytes;
   t.tile_local_per_thread = true;
   t.transpose.tile[0] = 32;
   t.transpose.tile[1] = 32;

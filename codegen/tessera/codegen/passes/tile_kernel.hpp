@@ -65,14 +65,19 @@ inline kernel_plan plan_tile_kernel(const std::string& name, const std::vector<s
     }
   }
   const std::string tile_text = "<" + list_dims(tile) + ">";
+  if (local_bytes > t.tile_local_max)
+    throw resource_error(name + ": tile " + tile_text + " declares " + std::to_string(local_bytes) +
+                         " bytes of tile_local storage per logical thread; at most " +
+                         std::to_string(t.tile_local_max) +
+                         " on every backend (the " + t.backend + " backend included: tile_local "
+                         "is registers on GPUs" +
+                         (t.tile_local_per_thread
+                              ? ")"
+                              : ", and here " + std::to_string(local_bytes * p.logical_threads) +
+                                    " B of team scratch per tile)") +
+                         "; keep large per-thread data in tile_static or global memory");
   place_scratch(p, kb, t, name + ": tile " + tile_text);
   p.tile_local_bytes = local_bytes;
-  if (t.tile_local_per_thread && local_bytes > t.tile_local_max)
-    throw resource_error(name + ": tile " + tile_text + " declares " + std::to_string(local_bytes) +
-                         " bytes of tile_local storage per logical thread; the " + t.backend +
-                         " backend allows at most " + std::to_string(t.tile_local_max) +
-                         " per logical thread (registers); keep large per-thread data in "
-                         "tile_static or global memory");
   p.barriers = body.barriers;
   if (!t.thread_per_logical)
     for (auto& b : p.barriers) {
