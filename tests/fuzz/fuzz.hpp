@@ -2,13 +2,16 @@
 // tessera-fuzz: a differential fuzzer of Tier 1. Each case draws an expression pattern from a
 // catalogue that covers the whole surface (elementwise chains, where, math functions, matmul
 // with epilogues and schedules, transposes, tile_reduce/tile_mean, reductions, ranks 1-3), an
-// element type (float, double, int), random shapes (0, 1, primes, non-multiples of every tile),
+// element type (float, double, int) — for patterns marked `mixed` operand c of another type and
+// destinations of another type —, a `.tile<...>()` schedule of random sizes on the nodes the
+// pattern marks with sched(), random shapes (0, 1, primes, non-multiples of every tile),
 // operands (arrays, array_views over caller memory, sections) and a way of assigning (existing
 // array, eval, constructor, default-constructed array, the output aliasing an operand,
 // overlapping sections of one buffer). The same pattern is evaluated by Eigen in double
 // precision; results must agree within
 //     |tessera - reference| <= 64 u (g + 1) (1 + max |reference|)
-// where u is the unit roundoff of the element type and g the pattern's error growth (1 for
+// where u is the largest unit roundoff of the element types involved and g the pattern's error
+// growth (1 for
 // elementwise chains, K for a matmul, n for a sum); integer results must be exact.
 //
 //   tessera-fuzz [--cases N] [--seed S] [--first K] [--max-dim D] [--verbose]
@@ -20,6 +23,7 @@
 
 #include <Eigen/Dense>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -108,6 +112,15 @@ inline rv where(const rv& c, const rv& a, const rv& b) {
     r.v.data()[k] = c.v.data()[k] != 0 ? a.v.data()[k] : b.v.data()[k];
   return r;
 }
+inline rv where(const rv& c, double a, const rv& b) {
+  return where(c, map1(b, [a](double) { return a; }), b);
+}
+inline rv where(const rv& c, const rv& a, double b) {
+  return where(c, a, map1(a, [b](double) { return b; }));
+}
+inline rv where(const rv& c, double a, double b) {
+  return map1(c, [a, b](double x) { return x != 0 ? a : b; });
+}
 inline rv matmul(const rv& a, const rv& b) {
   return {(a.v.matrix() * b.v.matrix()).array()};
 }
@@ -178,7 +191,39 @@ struct operand_shapes {
   index_type growth = 1;  ///< error growth g of the tolerance
 };
 
-enum flags : unsigned { floating_only = 1, rank2_only = 2, scalar_result = 4, no_alias = 8 };
+/// mixed: operand c has another element type than a and b (other_t), and in `existing` mode
+/// half the cases assign to a destination of another type than the expression's (dest_t).
+enum flags : unsigned {
+  floating_only = 1,
+  rank2_only = 2,
+  scalar_result = 4,
+  no_alias = 8,
+  mixed = 16
+};
+
+/// The other operand type of a mixed pattern: float <-> double, int -> float.
+template <class T>
+using other_t = std::conditional_t<std::is_same_v<T, float>, double, float>;
+/// The other destination type: float <-> double, int -> double (exact for the fuzzer's values).
+template <class V>
+using dest_t = std::conditional_t<std::is_same_v<V, double>, float, double>;
+
+/// The schedule of the running case: sched(x) gives a Tessera node this `.tile<...>()`
+/// schedule (sizes drawn per case, as a user could write any of them); the reference ignores it.
+inline tessera::schedule& current_schedule() {
+  static tessera::schedule s;
+  return s;
+}
+template <class X>
+auto sched(const X& x) {
+  if constexpr (std::is_same_v<std::remove_cvref_t<X>, rv>) {
+    return x;
+  } else {
+    X y = x;
+    y.sched = current_schedule();
+    return y;
+  }
+}
 
 using rng_t = std::mt19937_64;
 inline index_type pick_dim(rng_t& g, index_type max_dim) {
@@ -238,6 +283,20 @@ inline auto catalogue() {
   auto mm_summed = [mm](rng_t& g, index_type d) {
     operand_shapes<2> s = mm(g, d);
     s.growth = (s.a[1] + 1) * (s.c[0] * s.c[1] + 1);  // K products per element, M N elements
+    return s;
+  };
+  auto transposed_c = [](rng_t& g, index_type d) {  // c (not b) has the transposed shape
+    operand_shapes<2> s = same_shape(g, d);
+    s.b = s.a;
+    s.c = {s.a[1], s.a[0], 0};
+    return s;
+  };
+  auto mm_c = [](rng_t& g, index_type d) {  // c is the K x N operand
+    const index_type m = pick_dim(g, d), k = pick_dim(g, d), n = pick_dim(g, d);
+    operand_shapes<2> s;
+    s.a = s.b = {m, k, 0};
+    s.c = {k, n, 0};
+    s.growth = k + 1;
     return s;
   };
   auto square_mm = [](rng_t& g, index_type d) {
@@ -370,6 +429,49 @@ inline auto catalogue() {
                                      }),
       make_pattern<2, scalar_result>("sum(matmul(a, b))", mm_summed,
                                      [](auto a, auto b, auto, auto) { return sum(matmul(a, b)); }),
+      // Mixed element types (c of another type; destinations of another type).
+      make_pattern<2, mixed>("mixed: a * s + c", same,
+                             [](auto a, auto, auto c, auto s) { return a * s + c; }),
+      make_pattern<2, mixed>("mixed: transpose(a) + c", transposed_c,
+                             [](auto a, auto, auto c, auto) { return transpose(a) + c; }),
+      make_pattern<2, mixed>("mixed: transpose(a)", transposed,
+                             [](auto a, auto, auto, auto) { return transpose(a); }),
+      make_pattern<2, mixed>("mixed: relu(matmul(a, b) * 2.0 + c)", mm,
+                             [](auto a, auto b, auto c, auto) { return relu(matmul(a, b) * 2.0 + c); }),
+      make_pattern<2, mixed>("mixed: matmul(a, b)", mm,
+                             [](auto a, auto b, auto, auto) { return matmul(a, b); }),
+      make_pattern<2, mixed>("mixed: matmul(a, c)", mm_c,
+                             [](auto a, auto, auto c, auto) { return matmul(a, c); }),
+      make_pattern<2, mixed | rank2_only>(
+          "mixed: tile_mean<2,2>(a) + c", tiled(2, 2),
+          [](auto a, auto, auto c, auto) { return tile_mean<2, 2>(a) + c; }),
+      make_pattern<2, mixed | scalar_result>(
+          "mixed: sum(a * c)", summed, [](auto a, auto, auto c, auto) { return sum(a * c); }),
+      // Schedules of random sizes (sched(): this case's .tile<...>()) on every node taking one.
+      make_pattern<2>("sched(matmul(a, b)) * s + c", mm,
+                      [](auto a, auto b, auto c, auto s) { return sched(matmul(a, b)) * s + c; }),
+      make_pattern<2, mixed>("mixed: relu(sched(matmul(a, b) + c))", mm,
+                             [](auto a, auto b, auto c, auto) { return relu(sched(matmul(a, b) + c)); }),
+      make_pattern<2, scalar_result>("sum(sched(matmul(a, b)))", mm_summed,
+                                     [](auto a, auto b, auto, auto) { return sum(sched(matmul(a, b))); }),
+      make_pattern<2>("sched(transpose(a)) * s + b", transposed,
+                      [](auto a, auto b, auto, auto s) { return sched(transpose(a)) * s + b; }),
+      make_pattern<2>("sched(transpose(a) + b)", transposed,
+                      [](auto a, auto b, auto, auto) { return sched(transpose(a) + b); }),
+      make_pattern<2, rank2_only>(
+          "sched(tile_mean<4,2>(a)) - c", tiled(4, 2),
+          [](auto a, auto, auto c, auto) { return sched(tile_mean<4, 2>(a)) - c; }),
+      make_pattern<2>("sched(a * s - b)", same,
+                      [](auto a, auto b, auto, auto s) { return sched(a * s - b); }),
+      // where with scalar branches and comparison masks.
+      make_pattern<2>("where(a > b, 1, 0) * c", same, [](auto a, auto b, auto c, auto s) {
+        using S = decltype(s);
+        return where(a > b, S(1), S(0)) * c;
+      }),
+      make_pattern<2>("where(a < b, s, c)", same,
+                      [](auto a, auto b, auto c, auto s) { return where(a < b, s, c); }),
+      make_pattern<2, mixed>("mixed: where(a > c, a, 0.5)", same,
+                             [](auto a, auto, auto c, auto) { return where(a > c, a, 0.5); }),
       make_pattern<1>("rank 1: where(a < b, a * s, b - c)", r1,
                       [](auto a, auto b, auto c, auto s) { return where(a < b, a * s, b - c); }),
       make_pattern<3>("rank 3: relu(a * b - c) + s", r3,
@@ -412,7 +514,15 @@ struct case_desc {
   index_type max_dim = 64;
   std::uint64_t data_seed = 0;
   bool b_is_section = false;
+  bool dest_other = false;  ///< mixed patterns, existing mode: a destination of dest_t<V>
+  int tile[3] = {0, 0, 0};  ///< the schedule sched() gives (0: the backend's default)
 };
+inline std::string schedule_text(const case_desc& cd) {
+  if (!cd.tile[0]) return "";
+  std::string t = ", tile<" + std::to_string(cd.tile[0]);
+  for (int k = 1; k < 3 && cd.tile[k]; ++k) t += "," + std::to_string(cd.tile[k]);
+  return t + ">";
+}
 
 struct outcome {
   bool ok = true;
@@ -473,9 +583,10 @@ double unit_roundoff() {
     return std::numeric_limits<T>::epsilon() / 2;
 }
 
-/// Compares a Tessera result (row-major values) with the reference.
+/// Compares a Tessera result (row-major values) with the reference; u: the largest unit
+/// roundoff of the element types the result went through.
 template <class T>
-outcome compare(const std::vector<T>& got, const ref2& want, index_type growth) {
+outcome compare(const std::vector<T>& got, const ref2& want, index_type growth, double u) {
   outcome o;
   if (std::size_t(want.size()) != got.size()) {
     o.ok = false;
@@ -484,7 +595,7 @@ outcome compare(const std::vector<T>& got, const ref2& want, index_type growth) 
     return o;
   }
   const double scale = want.size() ? want.abs().maxCoeff() : 0.0;
-  const double tol = 64 * unit_roundoff<T>() * double(growth + 1) * (1 + scale);
+  const double tol = 64 * u * double(growth + 1) * (1 + scale);
   for (std::size_t k = 0; k < got.size(); ++k) {
     const double g = double(got[k]), w = want.data()[k];
     const bool same = (std::isnan(g) && std::isnan(w)) || std::abs(g - w) <= tol;
@@ -511,11 +622,17 @@ outcome run_typed(const P& p, const case_desc& cd, rng_t& shape_rng) {
     for (int k = 0; k < N; ++k) s *= d[std::size_t(k)];
     return std::size_t(s);
   };
+  // Operand c of a mixed pattern has another type; its values are T's (exact in both types).
+  using CT = std::conditional_t<(P::flags & mixed) != 0, other_t<T>, T>;
   auto va = random_values<T>(size_of(sh.a), g);
   auto vb = random_values<T>(size_of(sh.b), g);
-  auto vc = random_values<T>(size_of(sh.c), g);
+  const auto vt = random_values<T>(size_of(sh.c), g);
+  const std::vector<CT> vc(vt.begin(), vt.end());
   const T s = std::is_integral_v<T> ? T(3) : T(0.75);
   integer_mode() = std::is_integral_v<T>;
+  current_schedule() = tessera::schedule{};
+  for (int k = 0; k < 3; ++k) current_schedule().tile[k] = cd.tile[k];
+  auto u_of = [](auto... x) { return std::max({unit_roundoff<decltype(x)>()...}); };
 
   // Reference.
   const rv ra{to_ref<N>(va, sh.a)}, rb{to_ref<N>(vb, sh.b)}, rc{to_ref<N>(vc, sh.c)};
@@ -560,13 +677,14 @@ outcome run_typed(const P& p, const case_desc& cd, rng_t& shape_rng) {
     b_store = vb;
     B = tessera::array_view<const T, N>(ext_of<N>(sh.b), b_store.data());
   }
-  const tessera::array<T, N> C(ext_of<N>(sh.c), vc.begin(), vc.end());
+  const tessera::array<CT, N> C(ext_of<N>(sh.c), vc.begin(), vc.end());
 
   if constexpr ((P::flags & scalar_result) != 0) {
     const auto got = p.f(Av, B, C, s);
+    using G = std::remove_cvref_t<decltype(got)>;
     ref2 want(1, 1);
     want(0, 0) = double(p.f(ra, rb, rc, double(s)));  // a scalar
-    outcome r = compare<T>(std::vector<T>{T(got)}, want, sh.growth);
+    outcome r = compare<G>(std::vector<G>{got}, want, sh.growth, u_of(T{}, CT{}, G{}));
     r.shape = o.shape;
     return r;
   } else {
@@ -575,8 +693,20 @@ outcome run_typed(const P& p, const case_desc& cd, rng_t& shape_rng) {
     using V = typename E::value_type;
     const ref2 want = p.f(ra, rb, rc, double(s)).v;
     std::vector<V> got;
+    double u = u_of(T{}, CT{}, V{});
     switch (cd.how) {
       case mode::existing: {
+        if constexpr ((P::flags & mixed) != 0) {
+          if (cd.dest_other) {
+            // A destination of another type than the expression's.
+            tessera::array<dest_t<V>, N> D(e.get_extent());
+            D = e;
+            const auto d = D.to_vector();
+            got.assign(d.begin(), d.end());
+            u = std::max(u, unit_roundoff<dest_t<V>>());
+            break;
+          }
+        }
         tessera::array<V, N> D(e.get_extent());
         D = e;
         got = D.to_vector();
@@ -627,7 +757,7 @@ outcome run_typed(const P& p, const case_desc& cd, rng_t& shape_rng) {
       case mode::count:
         break;
     }
-    outcome r = compare<V>(got, want, sh.growth);
+    outcome r = compare<V>(got, want, sh.growth, u);
     r.shape = o.shape;
     return r;
   }
@@ -702,6 +832,15 @@ inline case_desc describe_case(std::uint64_t seed, std::uint64_t k, index_type m
   // Mostly small shapes (fast, edge-heavy), sometimes larger ones (several tiles, blocks).
   cd.max_dim = std::uniform_int_distribution<int>(0, 7)(g) == 0 ? 3 * max_dim : max_dim;
   cd.data_seed = g();
+  cd.dest_other = std::uniform_int_distribution<int>(0, 1)(g) == 1;
+  // Half the cases schedule sched() nodes: tile sizes a user could write, compiled and not.
+  static const int sizes[] = {1, 2, 3, 4, 5, 7, 8, 13, 16, 24, 31, 32, 33, 48, 64};
+  auto size = [&] { return sizes[std::uniform_int_distribution<int>(0, 14)(g)]; };
+  if (std::uniform_int_distribution<int>(0, 1)(g)) {
+    cd.tile[0] = size();
+    if (std::uniform_int_distribution<int>(0, 1)(g)) cd.tile[1] = size();
+    if (cd.tile[1] && std::uniform_int_distribution<int>(0, 2)(g) == 0) cd.tile[2] = size();
+  }
   return cd;
 }
 

@@ -27,9 +27,14 @@ int main(int argc, char** argv) {
     const fuzz::case_desc cd = fuzz::describe_case(seed, k, max_dim);
     const std::uint64_t shape_seed = cd.data_seed ^ 0x5851F42D4C957F2Dull;
     const fuzz::outcome o = fuzz::run_case(cd, shape_seed);
-    const std::string what = fuzz::pattern_name(cat, cd.pattern) + " [" + to_string(cd.type) +
-                             ", " + to_string(cd.how) + (cd.b_is_section ? ", b a section" : "") +
-                             "]";
+    const std::string name = fuzz::pattern_name(cat, cd.pattern);
+    const bool mixed = name.rfind("mixed", 0) == 0;
+    const std::string what =
+        name + " [" + to_string(cd.type) + ", " + to_string(cd.how) +
+        (cd.b_is_section ? ", b a section" : "") +
+        (mixed && cd.dest_other && cd.how == fuzz::mode::existing ? ", other destination type"
+                                                                   : "") +
+        (name.find("sched") != std::string::npos ? fuzz::schedule_text(cd) : "") + "]";
     if (verbose)
       std::printf("case %llu: %s %s: %s\n", (unsigned long long)k, what.c_str(), o.shape.c_str(),
                   o.skipped ? "skipped"
