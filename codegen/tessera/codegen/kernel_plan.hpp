@@ -128,6 +128,8 @@ struct kernel_plan {
   bool streaming_stores = false;  ///< CPU: outputs written with non-temporal stores
   bool flat_index = true;         ///< elementwise: every operand contiguous (one flat loop)
   int rows_per_team = 1;          ///< tile_reduce: output rows advancing together in one team
+  int line_bytes = 0;             ///< tile_reduce on CPUs: bytes of each input row per line
+  bool prefetch_next_line = false;  ///< tile_reduce on CPUs: loads prefetch the next line
   /// staged transpose on CPUs: consecutive tiles down a column of the output that one team
   /// walks (one store fence per team when streaming).
   std::int64_t tiles_per_team = 1;

@@ -297,14 +297,48 @@ struct kernels {
         return a;
     };
     if constexpr (lines) {
-      backends::impl::launch(k.label, range(exec, 0, k.league_size), [=](index_type ig) {
-        const index_type i0 = ig * G;
-        const index_type i1 = rows - i0 < G ? rows : i0 + G;
-        for (index_type i = i0; i < i1; ++i)
-          line_rows<S, R, C, T>(op, finish, in, ev, out, i, ocols, stream);
-        if (stream) store_fence();
-      });
-      return;
+      // The plan's line: the widest (optionally prefetching the next line), or a half or a
+      // quarter of it (codegen::tile_reduce_line).
+      auto run = [&](auto nv, auto prefetch) {
+        constexpr int NV = decltype(nv)::value;
+        constexpr bool PF = decltype(prefetch)::value;
+        backends::impl::launch(k.label, range(exec, 0, k.league_size), [=](index_type ig) {
+          const index_type i0 = ig * G;
+          const index_type i1 = rows - i0 < G ? rows : i0 + G;
+          for (index_type i = i0; i < i1; ++i)
+            line_rows<S, R, C, T, NV, PF>(op, finish, in, ev, out, i, ocols, stream);
+          if (stream) store_fence();
+        });
+      };
+      constexpr int NV = line_vectors, L = simd::lanes<T>;
+      const int nv = k.line_bytes / int(simd::bytes);
+      using std::integral_constant;
+      if (nv == NV) {
+        if (k.prefetch_next_line)
+          run(integral_constant<int, NV>{}, std::true_type{});
+        else
+          run(integral_constant<int, NV>{}, std::false_type{});
+        return;
+      }
+      if constexpr (NV / 2 * L >= C) {
+        if (nv == NV / 2 && !k.prefetch_next_line) {
+          run(integral_constant<int, NV / 2>{}, std::false_type{});
+          return;
+        }
+      }
+      if constexpr (NV / 4 >= 1 && NV / 4 * L >= C) {
+        if (nv == NV / 4 && !k.prefetch_next_line) {
+          run(integral_constant<int, NV / 4>{}, std::false_type{});
+          return;
+        }
+      }
+      throw plan_error("tessera: tile_reduce plan '" + k.name + "' asks for lines of " +
+                       std::to_string(k.line_bytes) + " B per row" +
+                       (k.prefetch_next_line ? ", prefetching" : "") +
+                       "; the kernel has lines of " + std::to_string(NV * simd::bytes) + ", " +
+                       std::to_string(NV / 2 * simd::bytes) + " and " +
+                       std::to_string(NV / 4 * simd::bytes) +
+                       " B (only the widest prefetching), at least a tile row");
     }
     if constexpr (narrow) {
       backends::impl::launch(k.label, range(exec, 0, k.league_size), [=](index_type ig) {
@@ -353,22 +387,24 @@ struct kernels {
   }
   &&Core::cols <= line_vectors* simd::lanes<typename Core::value_type>;
 
-  /// tile_reduce of output row i, line by line: a line is W = line_vectors x lanes consecutive
-  /// input columns (256 floats on AVX-512), Q = W / C outputs. The R input rows under a line
+  /// tile_reduce of output row i, line by line: a line is W = NV x lanes consecutive input
+  /// columns (up to 256 floats on AVX-512), Q = W / C outputs. The R input rows under a line
   /// combine lane-wise in W / lanes vector accumulators, row after row (R contiguous runs of W
   /// elements, so the prefetchers see long sequential streams), then each group of C
   /// neighbours combines into an output, the epilogue runs, and the Q results are stored
   /// (whole lines streamed when `stream` and Q fills lines). Outputs past the last whole line
-  /// are combined element by element. Each load also prefetches the same row's next line (a
-  /// prefetch never faults past the end): the loads then keep memory busy while the line's
-  /// groups combine (tile_mean 2x2 of 8192^2 floats, one AVX-512 EPYC core: 31-32 -> 35 GB/s,
-  /// 73 -> 81 % of the read bandwidth; 4x4 and 16x16 unchanged).
+  /// are combined element by element. NV: vectors per row of a line; PF: each load also
+  /// prefetches the same row's next line (a prefetch never faults past the end), keeping
+  /// memory busy while the line's groups combine (tile_mean 2x2 of 8192^2 floats, one AVX-512
+  /// EPYC Zen 5 core: 31-32 -> 35 GB/s). The plan chooses both from the L1d size
+  /// (codegen::tile_reduce_line).
   /// @pre line_rows_apply<Core, In>
-  template <int S, int R, int C, class T, class Op, class Fin, class In, class Ev, class OT>
+  template <int S, int R, int C, class T, int NV, bool PF, class Op, class Fin, class In,
+            class Ev, class OT>
   TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void line_rows(
       const Op& op, const Fin& finish, const In& in, const Ev& ev,
       const tessera::impl::strided_ref<OT, 2>& out, index_type i, index_type ocols, bool stream) {
-    constexpr int L = simd::lanes<T>, NV = line_vectors, W = NV * L, Q = W / C;
+    constexpr int L = simd::lanes<T>, W = NV * L, Q = W / C;
     constexpr int B = transpose_block_size;
     // Vectors per 64-byte cache line: one prefetch per line.
     constexpr int VPL = std::max(1, 64 / (L * int(sizeof(T))));
@@ -384,14 +420,17 @@ struct kernels {
       V acc[NV];
       TESSERA_GCC_UNROLL(16)
       for (int v = 0; v < NV; ++v) {
-        if (v % VPL == 0) simd::prefetch(p, W + v * L);
+        if (PF && v % VPL == 0) simd::prefetch(p, W + v * L);
         acc[v] = simd::load<V>(p + v * L);
       }
+      // Not unrolled over the rows: GCC would otherwise schedule R rows of loads at once and
+      // spill them to the stack (tile_mean 16x16 on a Zen 4 core: 0.69 -> 0.87x Eigen).
+      TESSERA_GCC_UNROLL(1)
       for (int r = 1; r < R; ++r) {
         p += ld;
         TESSERA_GCC_UNROLL(16)
         for (int v = 0; v < NV; ++v) {
-          if (v % VPL == 0) simd::prefetch(p, W + v * L);
+          if (PF && v % VPL == 0) simd::prefetch(p, W + v * L);
           acc[v] = vop(acc[v], simd::load<V>(p + v * L));
         }
       }

@@ -38,6 +38,8 @@ codegen::target make_target() {
   t.matmul.gemm_origin = blocking_origin<float>();
   t.matmul.generic_tile = 16;
   t.tile_reduce.line_bytes = simd::bytes * kernels<Space>::line_vectors;
+  t.tile_reduce.vector_bytes = simd::bytes;
+  t.tile_reduce.l1d_bytes = std::size_t(impl::host_caches().l1);
   return t;
 }
 
