@@ -54,8 +54,8 @@ class planning_context final : public tessera::impl::host_context {
     order.push_back(false);
     if (arena_.size() <= std::size_t(id)) arena_.emplace_back();
     auto& block = arena_[std::size_t(id)];
-    const std::size_t words = d.bytes / sizeof(std::max_align_t) + 1;
-    if (block.size() < words) block.resize(words);
+    const std::size_t lines = d.bytes / sizeof(scratch_line) + 1;
+    if (block.size() < lines) block.resize(lines);
     std::memset(static_cast<void*>(block.data()), 0, d.bytes);
     return block.data();
   }
@@ -122,7 +122,12 @@ class planning_context final : public tessera::impl::host_context {
   barrier_record next{};  ///< the reason given for the next barrier, if any
 
  private:
-  std::vector<std::vector<std::max_align_t>> arena_;  ///< tile_static storage, one block each
+  /// 64-byte aligned storage, as team scratch is (std::max_align_t here crashes nvcc 13's
+  /// front end in its destructor call).
+  struct alignas(64) scratch_line {
+    unsigned char bytes[64];
+  };
+  std::vector<std::vector<scratch_line>> arena_;  ///< tile_static storage, one block each
 };
 
 }  // namespace tessera::backends::impl
