@@ -164,7 +164,6 @@ TEST_CASE("checked mode applies the launch checks too") {
       shape_error);
 }
 
-
 TEST_CASE("a logical thread using another logical thread's tile_local copy is reported") {
   // tile_local is private (a register on GPUs, where s(other) would silently read the caller's
   // own copy); checked mode and the fast launch's dry run both report it, before any kernel
@@ -195,12 +194,13 @@ TEST_CASE("a logical thread using another logical thread's tile_local copy is re
   }
   // Its own copy, through any tiled_index equal to its own, is fine.
   array<float, 1> m(extent<1>(24));
-  parallel_for_each(checked, m.extent.tile<8>(), TESSERA_KERNEL(tile_group<8>& g) {
-    auto s = g.tile_local<float>(1.f);
-    g.for_each([&](const tiled_index<8>& t) { s(t) += float(t.global[0]); });
-    g.barrier.wait();
-    g.for_each([&](const tiled_index<8>& t) { m[t.global] = s(t); });
-  });
+  parallel_for_each(
+      checked, m.extent.tile<8>(), TESSERA_KERNEL(tile_group<8>& g) {
+        auto s = g.tile_local<float>(1.f);
+        g.for_each([&](const tiled_index<8>& t) { s(t) += float(t.global[0]); });
+        g.barrier.wait();
+        g.for_each([&](const tiled_index<8>& t) { m[t.global] = s(t); });
+      });
   const auto v = m.to_vector();
   for (int i = 0; i < 24; ++i) CHECK(v[std::size_t(i)] == float(i + 1));
 }

@@ -18,12 +18,14 @@ TEST_CASE("tile averages: one level-0 buffer, one barrier, league = tiles") {
         g.for_each([&](const tiled_index<2, 2>&) {});
       });
   CHECK(s.find("league 16 (4x4 tiles of 2x2)") != std::string::npos);
-  CHECK(s.find("tileValues : float[2][2] -> scratch level 0 (16 B at offset 0)") != std::string::npos);
+  CHECK(s.find("tileValues : float[2][2] -> scratch level 0 (16 B at offset 0)") !=
+        std::string::npos);
   CHECK(s.find("barrier after phase 0 (fence: tile_static memory)") != std::string::npos);
   CHECK(s.find("phases: 2, barriers: 1") != std::string::npos);
 }
 
-TEST_CASE("tiled matmul plan: two level-0 tiles, the accumulator per mapping, two barriers per k-step") {
+TEST_CASE(
+    "tiled matmul plan: two level-0 tiles, the accumulator per mapping, two barriers per k-step") {
   array<float, 2> a(64, 48), b(48, 32);
   constexpr int TS = 16;
   const index_type K = 48;

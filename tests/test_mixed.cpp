@@ -12,22 +12,10 @@ namespace {
 using namespace tessera;
 using tt::max_abs_diff;
 using MD = eigen_matrix<double>;
+using tt::make;
+using tt::read;
+using tt::small_ints;
 
-/// r x c integers in [-4, 4] (from the case's generator).
-MD small_ints(long r, long c) {
-  std::uniform_int_distribution<int> d(-4, 4);
-  MD m(r, c);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = d(tt::rng());
-  return m;
-}
-template <class T>
-array<T, 2> make(const MD& m) {
-  return from_eigen(eigen_matrix<T>(m.cast<T>()));
-}
-template <class T>
-MD read(const array<T, 2>& a) {
-  return to_eigen(a).template cast<double>();
-}
 /// The reference as the destination type D stores it (a double value converted to D).
 template <class D>
 MD stored(const MD& m) {
@@ -73,8 +61,8 @@ void check_families(long r, long c, long k) {
 
 TEST_CASE_TEMPLATE("every kernel family with mixed operand and destination types", TD, float,
                    double, int) {
-  const std::vector<std::array<long, 3>> shapes = {{1, 1, 1}, {7, 5, 3}, {17, 33, 9},
-                                                   {40, 16, 97}, {3, 70, 20}};
+  const std::vector<std::array<long, 3>> shapes = {
+      {1, 1, 1}, {7, 5, 3}, {17, 33, 9}, {40, 16, 97}, {3, 70, 20}};
   for (const auto& s : shapes) {
     check_families<float, double, TD>(s[0], s[1], s[2]);
     check_families<double, float, TD>(s[0], s[1], s[2]);

@@ -33,7 +33,8 @@ TEST_CASE("elementwise chains are one kernel without scratch or barriers") {
 }
 
 TEST_CASE(
-    "relu(matmul(A,B) * alpha + beta * C) is one kernel, GPU plan: two level-0 tiles, two barriers per "
+    "relu(matmul(A,B) * alpha + beta * C) is one kernel, GPU plan: two level-0 tiles, two barriers "
+    "per "
     "k-step") {
   array<float, 2> A(64, 48), B(48, 32), Cc(64, 32);
   auto e = relu(matmul(A, B) * 2.f + 0.5f * Cc);

@@ -12,22 +12,9 @@ namespace {
 using namespace tessera;
 using tt::max_abs_diff;
 using MD = eigen_matrix<double>;
-
-/// r x c integers in [-4, 4] (from the case's generator).
-MD small_ints(long r, long c) {
-  std::uniform_int_distribution<int> d(-4, 4);
-  MD m(r, c);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = d(tt::rng());
-  return m;
-}
-template <class T>
-array<T, 2> make(const MD& m) {
-  return from_eigen(eigen_matrix<T>(m.cast<T>()));
-}
-template <class T>
-MD read(const array<T, 2>& a) {
-  return to_eigen(a).template cast<double>();
-}
+using tt::make;
+using tt::read;
+using tt::small_ints;
 
 TEST_CASE("the plan says where a matmul accumulates when the output has another type") {
   array<float, 2> A(9, 5), B(5, 7);

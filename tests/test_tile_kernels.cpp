@@ -30,9 +30,9 @@ TEST_CASE("seed 000: 8x8 matrix of 0..63, 2x2 and 4x4 tile averages, every barri
   expect2 << 4.5, 6.5, 8.5, 10.5, 20.5, 22.5, 24.5, 26.5, 36.5, 38.5, 40.5, 42.5, 52.5, 54.5, 56.5,
       58.5;
   expect4 << 13.5, 17.5, 45.5, 49.5;
-  for (auto v :
-       {workloads::barrier_variant::wait, workloads::barrier_variant::all_memory,
-        workloads::barrier_variant::global_memory, workloads::barrier_variant::tile_static_memory}) {
+  for (auto v : {workloads::barrier_variant::wait, workloads::barrier_variant::all_memory,
+                 workloads::barrier_variant::global_memory,
+                 workloads::barrier_variant::tile_static_memory}) {
     array<float, 2> a2(4, 4), a4(2, 2);
     workloads::tile_average<2>(m, a2, v);
     workloads::tile_average<4>(m, a4, v);

@@ -37,6 +37,23 @@ tessera::eigen_matrix<T> random_matrix(Eigen::Index r, Eigen::Index c) {
   for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = static_cast<T>(d(rng()));
   return m;
 }
+/// r x c integers in [-4, 4] (from the case's generator): every element type computes exact
+/// sums and products of them, so results of mixed types compare exactly.
+inline tessera::eigen_matrix<double> small_ints(long r, long c) {
+  std::uniform_int_distribution<int> d(-4, 4);
+  tessera::eigen_matrix<double> m(r, c);
+  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = d(rng());
+  return m;
+}
+/// A rank-2 array of element type T holding m (converted), and an array read back as doubles.
+template <class T, class M>
+tessera::array<T, 2> make(const M& m) {
+  return tessera::from_eigen(tessera::eigen_matrix<T>(m.template cast<T>()));
+}
+template <class T>
+tessera::eigen_matrix<double> read(const tessera::array<T, 2>& a) {
+  return tessera::to_eigen(a).template cast<double>();
+}
 /// Shapes that exercise edges: 1, primes, non-multiples of the tile, exact multiples, 0.
 inline std::vector<long> edge_sizes() {
   return {0, 1, 2, 7, 13, 16, 17, 31, 64, 97};

@@ -31,10 +31,11 @@ int main(int argc, char** argv) {
 
   tessera::array<float, 2> f2(4, 4);
   workloads::tile_average<2>(matrix, f2, workloads::barrier_variant::tile_static_memory);
-  ok &=
-      workloads::verdict("2x2 with wait_with_tile_static_memory_fence", tessera::to_eigen(f2) == want2);
+  ok &= workloads::verdict("2x2 with wait_with_tile_static_memory_fence",
+                           tessera::to_eigen(f2) == want2);
   workloads::tile_average<2>(matrix, f2, workloads::barrier_variant::global_memory);
-  ok &= workloads::verdict("2x2 with wait_with_global_memory_fence", tessera::to_eigen(f2) == want2);
+  ok &=
+      workloads::verdict("2x2 with wait_with_global_memory_fence", tessera::to_eigen(f2) == want2);
   workloads::tile_average<2>(matrix, f2, workloads::barrier_variant::all_memory);
   ok &= workloads::verdict("2x2 with wait_with_all_memory_fence", tessera::to_eigen(f2) == want2);
 

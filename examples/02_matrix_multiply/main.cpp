@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   std::printf("3x2 * 2x3 (element-parallel):\n");
   workloads::print_matrix(tessera::to_eigen(p));
   ok &= workloads::verdict("3x2*2x3 plain loop == Eigen",
-                       Eigen::Map<tessera::eigen_matrix<int>>(plain, 3, 3) == ref);
+                           Eigen::Map<tessera::eigen_matrix<int>>(plain, 3, 3) == ref);
   ok &= workloads::verdict("3x2*2x3 element-parallel == Eigen", tessera::to_eigen(p) == ref);
   ok &= workloads::verdict("3x2*2x3 tiled (1x1 tiles) == Eigen", tessera::to_eigen(q) == ref);
 
@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   auto e4 = tessera::to_eigen(A4);
   ok &= workloads::verdict("4x4 tiled: C(0,0) == 34", tessera::to_eigen(C4)(0, 0) == 34.f);
   ok &= workloads::verdict("4x4 tiled == Eigen",
-                       tessera::to_eigen(C4) == tessera::eigen_matrix<float>(e4 * e4));
+                           tessera::to_eigen(C4) == tessera::eigen_matrix<float>(e4 * e4));
 
   // n x n with 16x16 tiles against Eigen (float; tolerance relative to sum |a||b| ~ n/4).
   std::mt19937 gen(7);
@@ -69,10 +69,11 @@ int main(int argc, char** argv) {
                 "max|err| %.2e (tol %.1e); tiled %.3f s = %.2f GFLOP/s, Eigen %.3f s", err, tol, tt,
                 2.0 * n * n * n / tt * 1e-9, te);
   ok &= workloads::verdict(std::to_string(n) + "x" + std::to_string(n) + " tiled<16> == Eigen",
-                       err <= tol, buf);
+                           err <= tol, buf);
   std::snprintf(buf, sizeof buf, "max|err| %.2e", err_s);
-  ok &= workloads::verdict(std::to_string(n) + "x" + std::to_string(n) + " element-parallel == Eigen",
-                       err_s <= tol, buf);
+  ok &=
+      workloads::verdict(std::to_string(n) + "x" + std::to_string(n) + " element-parallel == Eigen",
+                         err_s <= tol, buf);
   std::printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
 }

@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   ok &= workloads::verdict("transpose 999x666 padded == Eigen", tessera::to_eigen(P) == ref);
   workloads::transpose_truncated<16>(A, T);
   ok &= workloads::verdict("transpose 999x666 truncated + remainder == Eigen",
-                       tessera::to_eigen(T) == ref);
+                           tessera::to_eigen(T) == ref);
 
   // Launching the uneven extent as is is an error, as in C++ AMP.
   try {

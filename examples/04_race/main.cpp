@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
 
   workloads::tile_average<2>(matrix, avg, workloads::barrier_variant::wait, /*checked=*/true);
   ok &= workloads::verdict("correct tile averages pass checked mode",
-                       tessera::to_eigen(avg)(0, 0) == 4.5f);
+                           tessera::to_eigen(avg)(0, 0) == 4.5f);
 
   tessera::array<float, 2> A(8, 8), B(8, 8), C(8, 8);
   try {

@@ -131,9 +131,10 @@ int main(int argc, char** argv) {
   std::snprintf(detail, sizeof detail, "relative error %.3e <= %.3e", e_repro, bound);
   ok &= workloads::verdict("sum(reproducible) within the bound", e_repro <= bound, detail);
   ok &= workloads::verdict("sum(reproducible) gives the same bits twice",
-                       float_bits(s_repro) == float_bits(s_repro2));
+                           float_bits(s_repro) == float_bits(s_repro2));
   std::snprintf(detail, sizeof detail, "%.3e vs naive %.3e", e_sum, e_naive);
-  ok &= workloads::verdict("tessera::sum error <= naive float loop error", e_sum <= e_naive, detail);
+  ok &=
+      workloads::verdict("tessera::sum error <= naive float loop error", e_sum <= e_naive, detail);
   std::printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
 }

@@ -436,24 +436,27 @@ inline auto catalogue() {
                              [](auto a, auto, auto c, auto) { return transpose(a) + c; }),
       make_pattern<2, mixed>("mixed: transpose(a)", transposed,
                              [](auto a, auto, auto, auto) { return transpose(a); }),
-      make_pattern<2, mixed>("mixed: relu(matmul(a, b) * 2.0 + c)", mm,
-                             [](auto a, auto b, auto c, auto) { return relu(matmul(a, b) * 2.0 + c); }),
+      make_pattern<2, mixed>(
+          "mixed: relu(matmul(a, b) * 2.0 + c)", mm,
+          [](auto a, auto b, auto c, auto) { return relu(matmul(a, b) * 2.0 + c); }),
       make_pattern<2, mixed>("mixed: matmul(a, b)", mm,
                              [](auto a, auto b, auto, auto) { return matmul(a, b); }),
       make_pattern<2, mixed>("mixed: matmul(a, c)", mm_c,
                              [](auto a, auto, auto c, auto) { return matmul(a, c); }),
       make_pattern<2, mixed | rank2_only>(
-          "mixed: tile_mean<2,2>(a) + c", tiled(2, 2),
-          [](auto a, auto, auto c, auto) { return tile_mean<2, 2>(a) + c; }),
-      make_pattern<2, mixed | scalar_result>(
-          "mixed: sum(a * c)", summed, [](auto a, auto, auto c, auto) { return sum(a * c); }),
+          "mixed: tile_mean<2,2>(a) + c",
+          tiled(2, 2), [](auto a, auto, auto c, auto) { return tile_mean<2, 2>(a) + c; }),
+      make_pattern<2, mixed | scalar_result>("mixed: sum(a * c)", summed,
+                                             [](auto a, auto, auto c, auto) { return sum(a * c); }),
       // Schedules of random sizes (sched(): this case's .tile<...>()) on every node taking one.
       make_pattern<2>("sched(matmul(a, b)) * s + c", mm,
                       [](auto a, auto b, auto c, auto s) { return sched(matmul(a, b)) * s + c; }),
-      make_pattern<2, mixed>("mixed: relu(sched(matmul(a, b) + c))", mm,
-                             [](auto a, auto b, auto c, auto) { return relu(sched(matmul(a, b) + c)); }),
-      make_pattern<2, scalar_result>("sum(sched(matmul(a, b)))", mm_summed,
-                                     [](auto a, auto b, auto, auto) { return sum(sched(matmul(a, b))); }),
+      make_pattern<2, mixed>(
+          "mixed: relu(sched(matmul(a, b) + c))", mm,
+          [](auto a, auto b, auto c, auto) { return relu(sched(matmul(a, b) + c)); }),
+      make_pattern<2, scalar_result>(
+          "sum(sched(matmul(a, b)))", mm_summed,
+          [](auto a, auto b, auto, auto) { return sum(sched(matmul(a, b))); }),
       make_pattern<2>("sched(transpose(a)) * s + b", transposed,
                       [](auto a, auto b, auto, auto s) { return sched(transpose(a)) * s + b; }),
       make_pattern<2>("sched(transpose(a) + b)", transposed,
@@ -464,10 +467,11 @@ inline auto catalogue() {
       make_pattern<2>("sched(a * s - b)", same,
                       [](auto a, auto b, auto, auto s) { return sched(a * s - b); }),
       // where with scalar branches and comparison masks.
-      make_pattern<2>("where(a > b, 1, 0) * c", same, [](auto a, auto b, auto c, auto s) {
-        using S = decltype(s);
-        return where(a > b, S(1), S(0)) * c;
-      }),
+      make_pattern<2>("where(a > b, 1, 0) * c", same,
+                      [](auto a, auto b, auto c, auto s) {
+                        using S = decltype(s);
+                        return where(a > b, S(1), S(0)) * c;
+                      }),
       make_pattern<2>("where(a < b, s, c)", same,
                       [](auto a, auto b, auto c, auto s) { return where(a < b, s, c); }),
       make_pattern<2, mixed>("mixed: where(a > c, a, 0.5)", same,
@@ -632,7 +636,9 @@ outcome run_typed(const P& p, const case_desc& cd, rng_t& shape_rng) {
   integer_mode() = std::is_integral_v<T>;
   current_schedule() = tessera::schedule{};
   for (int k = 0; k < 3; ++k) current_schedule().tile[k] = cd.tile[k];
-  auto u_of = [](auto... x) { return std::max({unit_roundoff<decltype(x)>()...}); };
+  auto u_of = [](auto... x) {
+    return std::max({unit_roundoff<decltype(x)>()...});
+  };
 
   // Reference.
   const rv ra{to_ref<N>(va, sh.a)}, rb{to_ref<N>(vb, sh.b)}, rc{to_ref<N>(vc, sh.c)};
@@ -835,7 +841,9 @@ inline case_desc describe_case(std::uint64_t seed, std::uint64_t k, index_type m
   cd.dest_other = std::uniform_int_distribution<int>(0, 1)(g) == 1;
   // Half the cases schedule sched() nodes: tile sizes a user could write, compiled and not.
   static const int sizes[] = {1, 2, 3, 4, 5, 7, 8, 13, 16, 24, 31, 32, 33, 48, 64};
-  auto size = [&] { return sizes[std::uniform_int_distribution<int>(0, 14)(g)]; };
+  auto size = [&] {
+    return sizes[std::uniform_int_distribution<int>(0, 14)(g)];
+  };
   if (std::uniform_int_distribution<int>(0, 1)(g)) {
     cd.tile[0] = size();
     if (std::uniform_int_distribution<int>(0, 1)(g)) cd.tile[1] = size();

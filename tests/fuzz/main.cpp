@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
         name + " [" + to_string(cd.type) + ", " + to_string(cd.how) +
         (cd.b_is_section ? ", b a section" : "") +
         (mixed && cd.dest_other && cd.how == fuzz::mode::existing ? ", other destination type"
-                                                                   : "") +
+                                                                  : "") +
         (name.find("sched") != std::string::npos ? fuzz::schedule_text(cd) : "") + "]";
     if (verbose)
       std::printf("case %llu: %s %s: %s\n", (unsigned long long)k, what.c_str(), o.shape.c_str(),

@@ -118,9 +118,8 @@ class checked_context final : public tessera::impl::host_context,
   }
   void local_access(int id, int slot) override {
     if (slot == thread_ || (threads_ == 1 && slot == 0)) return;
-    usage(thread_name(thread_) + " in tile " + coords(tile_) + ", phase " +
-          std::to_string(phase_) + " used tile_local " + local_names_[std::size_t(id)] +
-          " of " + thread_name(slot) +
+    usage(thread_name(thread_) + " in tile " + coords(tile_) + ", phase " + std::to_string(phase_) +
+          " used tile_local " + local_names_[std::size_t(id)] + " of " + thread_name(slot) +
           ": tile_local is private to its logical thread (a register on GPUs, where this "
           "reads the caller's own copy); share values through tile_static memory and a barrier");
   }

@@ -90,7 +90,6 @@ std::string explain(const E& e) {
   return codegen::to_string(plan(e));
 }
 
-
 /// Reductions of expressions: the expression is read element by element inside the reduction
 /// (fused; non-elementwise parts such as matmul are materialized first). Same results,
 /// accuracy and errors as the array overloads in reduce.hpp.

@@ -123,23 +123,23 @@ struct kernel_plan {
   std::vector<barrier_plan> barriers;
   std::vector<std::string> notes;  ///< fusion decisions, temporaries, ...
   // Family parameters (0 / empty when unused), set by the passes from the target:
-  int staged_block = 0;           ///< staged transpose on CPUs: B x B register blocks
-  int staged_ld = 0;              ///< staged transpose: leading dimension of a staged tile
-  bool streaming_stores = false;  ///< CPU: outputs written with non-temporal stores
-  bool flat_index = true;         ///< elementwise: every operand contiguous (one flat loop)
-  int rows_per_team = 1;          ///< tile_reduce: output rows advancing together in one team
-  int line_bytes = 0;             ///< tile_reduce on CPUs: bytes of each input row per line
+  int staged_block = 0;             ///< staged transpose on CPUs: B x B register blocks
+  int staged_ld = 0;                ///< staged transpose: leading dimension of a staged tile
+  bool streaming_stores = false;    ///< CPU: outputs written with non-temporal stores
+  bool flat_index = true;           ///< elementwise: every operand contiguous (one flat loop)
+  int rows_per_team = 1;            ///< tile_reduce: output rows advancing together in one team
+  int line_bytes = 0;               ///< tile_reduce on CPUs: bytes of each input row per line
   bool prefetch_next_line = false;  ///< tile_reduce on CPUs: loads prefetch the next line
   /// staged transpose on CPUs: consecutive tiles down a column of the output that one team
   /// walks (one store fence per team when streaming).
   std::int64_t tiles_per_team = 1;
-  gemm_params gemm;               ///< matmul, packed CPU form
-  gpu_matmul_params gpu_mm;       ///< matmul, register-blocked GPU form
-  bool packed_matmul = false;     ///< matmul lowers to the packed CPU gemm
+  gemm_params gemm;            ///< matmul, packed CPU form
+  gpu_matmul_params gpu_mm;    ///< matmul, register-blocked GPU form
+  bool packed_matmul = false;  ///< matmul lowers to the packed CPU gemm
   /// packed matmul whose output has another element type than the matmul: it accumulates in a
   /// workspace of the matmul's type, and one more launch stores the epilogue, converted
   bool matmul_workspace = false;
-  std::int64_t k_step = 0;  ///< generic tiled matmul: K elements loaded per step (0: tile[0])
+  std::int64_t k_step = 0;        ///< generic tiled matmul: K elements loaded per step (0: tile[0])
   std::int64_t reduce_chunk = 0;  ///< reduction: elements one iteration folds
 };
 

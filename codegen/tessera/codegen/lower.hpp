@@ -7,9 +7,9 @@
 
 #include <tessera/codegen/passes/barriers.hpp>
 #include <tessera/codegen/passes/fusion.hpp>
-#include <tessera/codegen/passes/threads.hpp>
 #include <tessera/codegen/passes/phases.hpp>
 #include <tessera/codegen/passes/scratch.hpp>
+#include <tessera/codegen/passes/threads.hpp>
 
 #include <cstdio>
 #include <cstdlib>

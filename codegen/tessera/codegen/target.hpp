@@ -44,9 +44,9 @@ struct matmul_options {
 
 /// tile_reduce / tile_mean (kernel_family::tile_reduce).
 struct tile_reduce_options {
-  int team = 128;      ///< GPUs: members per output row
-  int line_bytes = 0;  ///< CPUs: input columns combined in vector registers per line (0: no SIMD)
-  int vector_bytes = 0;          ///< CPUs: bytes of one vector register
+  int team = 128;        ///< GPUs: members per output row
+  int line_bytes = 0;    ///< CPUs: input columns combined in vector registers per line (0: no SIMD)
+  int vector_bytes = 0;  ///< CPUs: bytes of one vector register
   std::size_t l1d_bytes = 32768;  ///< CPUs: L1 data cache per core (the line is sized to it)
 };
 

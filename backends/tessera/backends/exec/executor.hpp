@@ -18,7 +18,6 @@
 
 namespace tessera::backends::exec {
 
-
 using codegen::kernel_spec;
 using eval::build_ctx;
 using eval::temp_slot;
@@ -245,7 +244,6 @@ const codegen::lowered& plan_of(const Space& exec, const E& e,
                                 const tessera::impl::captured_buffer* dst) {
   return codegen::plan_cache<E>::get(e, dst, target_key(exec), [] { return make_target<Space>(); });
 }
-
 
 /// The common part of every assignment: checks, plan lookup, execution into `dst` (an array or
 /// a writable array_view).

@@ -6,8 +6,8 @@
 
 #include <tessera/backends/backend_fwd.hpp>
 #include <tessera/backends/gpu/kernels.hpp>
-#include <tessera/backends/gpu/tile_mapping.hpp>
 #include <tessera/backends/gpu/target.hpp>
+#include <tessera/backends/gpu/tile_mapping.hpp>
 
 namespace tessera::backends::gpu {
 

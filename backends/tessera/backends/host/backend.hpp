@@ -6,9 +6,9 @@
 
 #include <tessera/backends/backend_fwd.hpp>
 #include <tessera/backends/host/kernels.hpp>
-#include <tessera/backends/host/tile_mapping.hpp>
 #include <tessera/backends/host/memory_policy.hpp>
 #include <tessera/backends/host/target.hpp>
+#include <tessera/backends/host/tile_mapping.hpp>
 
 namespace tessera::backends::host {
 

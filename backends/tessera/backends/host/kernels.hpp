@@ -399,8 +399,8 @@ struct kernels {
   /// EPYC Zen 5 core: 31-32 -> 35 GB/s). The plan chooses both from the L1d size
   /// (codegen::tile_reduce_line).
   /// @pre line_rows_apply<Core, In>
-  template <int S, int R, int C, class T, int NV, bool PF, class Op, class Fin, class In,
-            class Ev, class OT>
+  template <int S, int R, int C, class T, int NV, bool PF, class Op, class Fin, class In, class Ev,
+            class OT>
   TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void line_rows(
       const Op& op, const Fin& finish, const In& in, const Ev& ev,
       const tessera::impl::strided_ref<OT, 2>& out, index_type i, index_type ocols, bool stream) {

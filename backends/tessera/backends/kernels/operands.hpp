@@ -246,7 +246,8 @@ void tiled_matmul(const Space& exec, const codegen::kernel_plan& k, const matrix
   };
   const bool ran = [&]<std::size_t... I>(std::index_sequence<I...>) {
     return (run(std::integral_constant<int, codegen::program_matmul_tiles[I]>{}) || ...);
-  }(std::make_index_sequence<std::size(codegen::program_matmul_tiles)>{});
+  }
+  (std::make_index_sequence<std::size(codegen::program_matmul_tiles)>{});
   if (!ran)
     throw plan_error("tessera: plan '" + k.name + "' runs the tiled matmul as a tile program of " +
                      codegen::list_dims(k.tile) +

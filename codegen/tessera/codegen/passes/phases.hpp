@@ -171,12 +171,12 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
           // accumulate in a workspace and the epilogue stores each element once, converted.
           std::int64_t elems = 1;
           for (auto e : mm.extent) elems *= e;
-          b.global_buffers.push_back({"c_work", mm.dtype + " (" + std::to_string(mm.extent[0]) +
-                                                    "x" + std::to_string(mm.extent[1]) + ")",
-                                      memory_space_kind::global,
-                                      std::size_t(elems) * mm.elem_bytes, 0,
-                                      "accumulator: the output is " + stored + ", the matmul " +
-                                          mm.dtype});
+          b.global_buffers.push_back(
+              {"c_work",
+               mm.dtype + " (" + std::to_string(mm.extent[0]) + "x" + std::to_string(mm.extent[1]) +
+                   ")",
+               memory_space_kind::global, std::size_t(elems) * mm.elem_bytes, 0,
+               "accumulator: the output is " + stored + ", the matmul " + mm.dtype});
           b.program.epilogue.push_back(
               {"epilogue on the workspace, stored as " + stored + " (one RangePolicy launch)", {}});
         } else {
@@ -238,10 +238,10 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
       } else {
         // Run-time tiles: team members stride over each phase's elements, every member keeping
         // the same output elements in every phase (so the accumulators need no barrier).
-        scratch("a_tile", tile_type(mm, mt.tm, mt.tk),
-                std::size_t(mt.tm) * mt.tk * mm.elem_bytes, "A tile");
-        scratch("b_tile", tile_type(mm, mt.tk, mt.tn),
-                std::size_t(mt.tk) * mt.tn * mm.elem_bytes, "B tile");
+        scratch("a_tile", tile_type(mm, mt.tm, mt.tk), std::size_t(mt.tm) * mt.tk * mm.elem_bytes,
+                "A tile");
+        scratch("b_tile", tile_type(mm, mt.tk, mt.tn), std::size_t(mt.tk) * mt.tn * mm.elem_bytes,
+                "B tile");
         scratch("acc", tile_type(mm, mt.tm, mt.tn), std::size_t(mt.tm) * mt.tn * mm.elem_bytes,
                 "accumulators: one per output element of the tile");
         b.program.prologue.push_back({"zero the accumulators", {{"acc", true, true}}});

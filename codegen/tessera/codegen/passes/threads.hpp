@@ -29,7 +29,8 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
       if (k.streaming_stores) {
         k.league_size = ceil_div(n, 4096);
         k.mapping =
-            "one iteration per chunk of 4096 elements, evaluated into a buffer held in the first-level data cache and streamed "
+            "one iteration per chunk of 4096 elements, evaluated into a buffer held in the "
+            "first-level data cache and streamed "
             "out with non-temporal stores (the output is larger than the cache)";
       } else {
         k.league_size = n;
@@ -117,13 +118,12 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
         } else {
           k.k_step = mt.tk;
           const std::int64_t outs = std::int64_t(mt.tm) * mt.tn;
-          k.team_size = t.thread_per_logical ? int(outs < t.max_team_size ? outs : t.max_team_size)
-                                             : 1;
-          k.mapping = k.team_size == 1
-                          ? "one team member per tile; phases are loop nests"
-                          : "team members stride over the tile's elements (" +
-                                std::to_string(ceil_div(outs, k.team_size)) +
-                                " outputs per member)";
+          k.team_size =
+              t.thread_per_logical ? int(outs < t.max_team_size ? outs : t.max_team_size) : 1;
+          k.mapping = k.team_size == 1 ? "one team member per tile; phases are loop nests"
+                                       : "team members stride over the tile's elements (" +
+                                             std::to_string(ceil_div(outs, k.team_size)) +
+                                             " outputs per member)";
         }
       }
       break;

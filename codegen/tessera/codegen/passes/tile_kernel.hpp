@@ -68,8 +68,8 @@ inline kernel_plan plan_tile_kernel(const std::string& name, const std::vector<s
   if (local_bytes > t.tile_local_max)
     throw resource_error(name + ": tile " + tile_text + " declares " + std::to_string(local_bytes) +
                          " bytes of tile_local storage per logical thread; at most " +
-                         std::to_string(t.tile_local_max) +
-                         " on every backend (the " + t.backend + " backend included: tile_local "
+                         std::to_string(t.tile_local_max) + " on every backend (the " + t.backend +
+                         " backend included: tile_local "
                          "is registers on GPUs" +
                          (t.tile_local_per_thread
                               ? ")"

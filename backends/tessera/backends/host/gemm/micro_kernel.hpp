@@ -13,7 +13,6 @@
 namespace tessera::backends::host {
 namespace impl {
 
-
 // --- target description ---------------------------------------------------------------------
 inline constexpr int simd_bytes = simd::bytes;
 inline constexpr int simd_registers = simd::registers;
@@ -111,7 +110,6 @@ TESSERA_SIMD_FULL_WIDTH inline void micro_kernel(index_type kc, const T* __restr
     }
   }
 }
-
 
 }  // namespace impl
 }  // namespace tessera::backends::host
