@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <thread>
 
 // `index` alone would also find POSIX ::index(); the using-declaration below hides it.
@@ -309,6 +310,61 @@ TEST_CASE("tune: explicit, used by later products, set_blocking, default is dete
   host::set_blocking<float>(host::default_blocking<float>(), "derived from the cache sizes");
   host::set_blocking<double>(host::default_blocking<double>(), "derived from the cache sizes");
 }
+
+#if defined(TESSERA_HOST_SHUFFLE)
+// The shuffle tree that combines groups of lanes in the CPU tile_reduce (host/simd.hpp):
+// every power-of-two group width G up to the line, lines of 1-16 vectors, integers (exact)
+// under + and max, against a scalar left-to-right combination of the same line.
+template <int G, int NV, class Op>
+void check_fold(const Op& op, int seed) {
+  using V = host::simd::vec<int>;
+  constexpr int L = host::simd::lanes<int>;
+  if constexpr (L > 1 && G <= NV * L) {
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> d(-1000, 1000);
+    int line[NV * L];
+    for (int& x : line) x = d(rng);
+    V v[NV];
+    for (int k = 0; k < NV; ++k) v[k] = host::simd::load<V>(line + k * L);
+    host::simd::fold_groups<G, NV>(v, op);
+    constexpr int Q = NV * L / G, M = Q < L ? 1 : Q / L;
+    int got[M * L];
+    for (int k = 0; k < M; ++k) host::simd::store(got + k * L, v[k]);
+    for (int q = 0; q < Q; ++q) {
+      int want = line[q * G];
+      for (int c = 1; c < G; ++c) want = op(want, line[q * G + c]);
+      CHECK_MESSAGE(got[q] == want, "G=" << G << " NV=" << NV << " q=" << q);
+    }
+  }
+}
+
+TEST_CASE("simd::fold_groups: every group width and line length, + and max, exact") {
+  auto widths = [](auto nv, const auto& op) {
+    constexpr int NV = decltype(nv)::value;
+    check_fold<1, NV>(op, 1);
+    check_fold<2, NV>(op, 2);
+    check_fold<4, NV>(op, 3);
+    check_fold<8, NV>(op, 4);
+    check_fold<16, NV>(op, 5);
+    check_fold<32, NV>(op, 6);
+    check_fold<64, NV>(op, 7);
+    check_fold<256, NV>(op, 8);
+  };
+  for (int o = 0; o < 2; ++o) {
+    auto run = [&](const auto& op) {
+      widths(std::integral_constant<int, 1>{}, op);
+      widths(std::integral_constant<int, 2>{}, op);
+      widths(std::integral_constant<int, 4>{}, op);
+      widths(std::integral_constant<int, 8>{}, op);
+      widths(std::integral_constant<int, 16>{}, op);
+    };
+    if (o == 0)
+      run(tessera::ops::add{});
+    else
+      run(tessera::ops::max{});
+  }
+}
+#endif
 
 TEST_CASE("describe: mc kc nc, then mr nr when recorded") {
   CHECK(host::describe({96, 256, 2048, 6, 16}) == "mc=96 kc=256 nc=2048 mr=6 nr=16");

@@ -129,7 +129,7 @@ struct kernel_plan {
   bool flat_index = true;           ///< elementwise: every operand contiguous (one flat loop)
   int rows_per_team = 1;            ///< tile_reduce: output rows advancing together in one team
   int line_bytes = 0;               ///< tile_reduce on CPUs: bytes of each input row per line
-  bool prefetch_next_line = false;  ///< tile_reduce on CPUs: loads prefetch the next line
+  int prefetch_lines = 0;  ///< tile_reduce on CPUs: loads prefetch this many lines ahead into L2
   /// staged transpose on CPUs: consecutive tiles down a column of the output that one team
   /// walks (one store fence per team when streaming).
   std::int64_t tiles_per_team = 1;

@@ -297,48 +297,34 @@ struct kernels {
         return a;
     };
     if constexpr (lines) {
-      // The plan's line: the widest (optionally prefetching the next line), or a half or a
-      // quarter of it (codegen::tile_reduce_line).
-      auto run = [&](auto nv, auto prefetch) {
+      // The plan's line: the widest, or a half or a quarter of it, each load prefetching the
+      // plan's number of lines ahead (codegen::tile_reduce_line).
+      const index_type ahead = index_type(k.prefetch_lines) * (k.line_bytes / index_type(sizeof(T)));
+      auto run = [&](auto nv) {
         constexpr int NV = decltype(nv)::value;
-        constexpr bool PF = decltype(prefetch)::value;
         backends::impl::launch(k.label, range(exec, 0, k.league_size), [=](index_type ig) {
           const index_type i0 = ig * G;
           const index_type i1 = rows - i0 < G ? rows : i0 + G;
           for (index_type i = i0; i < i1; ++i)
-            line_rows<S, R, C, T, NV, PF>(op, finish, in, ev, out, i, ocols, stream);
+            line_rows<S, R, C, T, NV>(op, finish, in, ev, out, i, ocols, ahead, stream);
           if (stream) store_fence();
         });
       };
       constexpr int NV = line_vectors, L = simd::lanes<T>;
       const int nv = k.line_bytes / int(simd::bytes);
       using std::integral_constant;
-      if (nv == NV) {
-        if (k.prefetch_next_line)
-          run(integral_constant<int, NV>{}, std::true_type{});
-        else
-          run(integral_constant<int, NV>{}, std::false_type{});
-        return;
-      }
+      if (nv == NV) return run(integral_constant<int, NV>{});
       if constexpr (NV / 2 * L >= C) {
-        if (nv == NV / 2 && !k.prefetch_next_line) {
-          run(integral_constant<int, NV / 2>{}, std::false_type{});
-          return;
-        }
+        if (nv == NV / 2) return run(integral_constant<int, NV / 2>{});
       }
       if constexpr (NV / 4 >= 1 && NV / 4 * L >= C) {
-        if (nv == NV / 4 && !k.prefetch_next_line) {
-          run(integral_constant<int, NV / 4>{}, std::false_type{});
-          return;
-        }
+        if (nv == NV / 4) return run(integral_constant<int, NV / 4>{});
       }
       throw plan_error("tessera: tile_reduce plan '" + k.name + "' asks for lines of " +
-                       std::to_string(k.line_bytes) + " B per row" +
-                       (k.prefetch_next_line ? ", prefetching" : "") +
-                       "; the kernel has lines of " + std::to_string(NV * simd::bytes) + ", " +
+                       std::to_string(k.line_bytes) + " B per row; the kernel has lines of " +
+                       std::to_string(NV * simd::bytes) + ", " +
                        std::to_string(NV / 2 * simd::bytes) + " and " +
-                       std::to_string(NV / 4 * simd::bytes) +
-                       " B (only the widest prefetching), at least a tile row");
+                       std::to_string(NV / 4 * simd::bytes) + " B, at least a tile row");
     }
     if constexpr (narrow) {
       backends::impl::launch(k.label, range(exec, 0, k.league_size), [=](index_type ig) {
@@ -393,17 +379,16 @@ struct kernels {
   /// elements, so the prefetchers see long sequential streams), then each group of C
   /// neighbours combines into an output, the epilogue runs, and the Q results are stored
   /// (whole lines streamed when `stream` and Q fills lines). Outputs past the last whole line
-  /// are combined element by element. NV: vectors per row of a line; PF: each load also
-  /// prefetches the same row's next line (a prefetch never faults past the end), keeping
-  /// memory busy while the line's groups combine (tile_mean 2x2 of 8192^2 floats, one AVX-512
-  /// EPYC Zen 5 core: 31-32 -> 35 GB/s). The plan chooses both from the L1d size
-  /// (codegen::tile_reduce_line).
+  /// are combined element by element. NV: vectors per row of a line; `ahead` (elements, 0 for
+  /// none): each load also prefetches the same row that far ahead into L2 (a prefetch never
+  /// faults past the end), keeping memory busy while the line's groups combine. The plan
+  /// chooses both from the cache sizes (codegen::tile_reduce_line).
   /// @pre line_rows_apply<Core, In>
-  template <int S, int R, int C, class T, int NV, bool PF, class Op, class Fin, class In, class Ev,
-            class OT>
+  template <int S, int R, int C, class T, int NV, class Op, class Fin, class In, class Ev, class OT>
   TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void line_rows(
       const Op& op, const Fin& finish, const In& in, const Ev& ev,
-      const tessera::impl::strided_ref<OT, 2>& out, index_type i, index_type ocols, bool stream) {
+      const tessera::impl::strided_ref<OT, 2>& out, index_type i, index_type ocols,
+      index_type ahead, bool stream) {
     constexpr int L = simd::lanes<T>, W = NV * L, Q = W / C;
     constexpr int B = transpose_block_size;
     // Vectors per 64-byte cache line: one prefetch per line.
@@ -420,7 +405,7 @@ struct kernels {
       V acc[NV];
       TESSERA_GCC_UNROLL(16)
       for (int v = 0; v < NV; ++v) {
-        if (PF && v % VPL == 0) simd::prefetch(p, W + v * L);
+        if (ahead && v % VPL == 0) simd::prefetch<2>(p, ahead + v * L);
         acc[v] = simd::load<V>(p + v * L);
       }
       // Not unrolled over the rows: GCC would otherwise schedule R rows of loads at once and
@@ -430,20 +415,34 @@ struct kernels {
         p += ld;
         TESSERA_GCC_UNROLL(16)
         for (int v = 0; v < NV; ++v) {
-          if (PF && v % VPL == 0) simd::prefetch(p, W + v * L);
+          if (ahead && v % VPL == 0) simd::prefetch<2>(p, ahead + v * L);
           acc[v] = vop(acc[v], simd::load<V>(p + v * L));
         }
       }
-      alignas(64) T line[W];
-      TESSERA_GCC_UNROLL(16)
-      for (int v = 0; v < NV; ++v) simd::store(line + v * L, acc[v]);
-      // Three plain loops (combine, epilogue, store) rather than one: GCC then reads the
-      // groups of C with two-source permutes instead of gathers.
-      alignas(64) T red[Q];
-      for (int q = 0; q < Q; ++q) {
-        T a = line[q * C];
-        for (int cc = 1; cc < C; ++cc) a = op(a, line[q * C + cc]);
-        red[q] = finish(a);
+      alignas(64) T red[Q < L ? L : Q];
+#if defined(TESSERA_HOST_SHUFFLE)
+      if constexpr ((C & (C - 1)) == 0) {
+        // Groups of C combine in registers (a shuffle tree, simd::fold_groups): the scalar
+        // loop below leaves memory idle while it extracts lanes one by one (tile_mean 16x16
+        // of 8192^2 floats on a Zen 4 core: 20.5 -> 24.0 GB/s).
+        simd::fold_groups<C, NV>(acc, vop);
+        constexpr int M = Q < L ? 1 : Q / L;
+        TESSERA_GCC_UNROLL(16)
+        for (int v = 0; v < M; ++v) simd::store(red + v * L, acc[v]);
+        for (int q = 0; q < Q; ++q) red[q] = finish(red[q]);
+      } else
+#endif
+      {
+        alignas(64) T line[W];
+        TESSERA_GCC_UNROLL(16)
+        for (int v = 0; v < NV; ++v) simd::store(line + v * L, acc[v]);
+        // Three plain loops (combine, epilogue, store) rather than one: GCC then reads the
+        // groups of C with two-source permutes instead of gathers.
+        for (int q = 0; q < Q; ++q) {
+          T a = line[q * C];
+          for (int cc = 1; cc < C; ++cc) a = op(a, line[q * C + cc]);
+          red[q] = finish(a);
+        }
       }
       alignas(64) OT res[Q];
       for (int q = 0; q < Q; ++q) {

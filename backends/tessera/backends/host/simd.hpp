@@ -9,8 +9,16 @@
 
 #include <tessera/dsl/config.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+
+// Two-source vector shuffles (__builtin_shufflevector): Clang, GCC 12+, never in device passes.
+#if !defined(TESSERA_DEVICE_PASS) && !defined(__CUDACC__) && !defined(__HIPCC__) && \
+    (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12))
+#define TESSERA_HOST_SHUFFLE 1
+#include <utility>
+#endif
 
 // Clang splits 512-bit vector types into two 256-bit halves unless the function asks for the
 // full width (it prefers 256-bit vectors on AVX-512 targets); GCC honours vector_size as is.
@@ -49,15 +57,16 @@ inline constexpr int registers = 16;
 template <class T>
 inline constexpr int lanes = bytes / int(sizeof(T)) >= 2 ? bytes / int(sizeof(T)) : 1;
 
-/// Asks for the cache line holding element p[ahead] to be read into every cache level
-/// (GCC/Clang `__builtin_prefetch`: prefetcht0 on x86, PRFM PLDL1KEEP on AArch64). The
-/// address is formed in integers, so it may lie past the end of p's array: a prefetch never
-/// faults. \param ahead elements (not bytes)
-template <class T>
+/// Asks for the cache line holding element p[ahead] to be read (GCC/Clang
+/// `__builtin_prefetch`): Locality 3 into every cache level (prefetcht0 on x86, PRFM
+/// PLDL1KEEP on AArch64), 2 into L2 and outward, not L1 (prefetcht1, PLDL2KEEP). The address
+/// is formed in integers, so it may lie past the end of p's array: a prefetch never faults.
+/// \param ahead elements (not bytes)
+template <int Locality = 3, class T>
 TESSERA_HOST_FORCEINLINE void prefetch(const T* p, long ahead) {
   __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(p) +
                                                    static_cast<std::uintptr_t>(ahead) * sizeof(T)),
-                     0, 3);
+                     0, Locality);
 }
 
 template <class T, int W>
@@ -85,5 +94,72 @@ template <class T, class V>
 TESSERA_HOST_FORCEINLINE void store(T* p, const V& v) {
   std::memcpy(p, &v, sizeof(V));
 }
+
+#if defined(TESSERA_HOST_SHUFFLE)
+namespace impl {
+/// Source lane of lane k when two vectors of L lanes, each holding groups of G lanes, fold
+/// into one holding groups of G / 2: a's groups first, then b's (lanes L.. are b's); `second`
+/// picks the second half of each group.
+constexpr int fold_pair_lane(int k, int G, int L, bool second) {
+  const int h = G / 2, n = L / G, g = k / h, r = k % h;
+  return (g < n ? g * G + r : L + (g - n) * G + r) + (second ? h : 0);
+}
+/// Source lane of lane k when the first Wd lanes of one vector, groups of G, fold into its
+/// first Wd / 2 lanes, groups of G / 2 (lanes past Wd / 2 keep their value).
+constexpr int fold_half_lane(int k, int G, int Wd, bool second) {
+  if (k >= Wd / 2) return k;
+  const int h = G / 2;
+  return (k / h) * G + k % h + (second ? h : 0);
+}
+template <int G, int L, class V, class Op, std::size_t... J>
+TESSERA_HOST_FORCEINLINE V fold_pair(const V& a, const V& b, const Op& op,
+                                     std::index_sequence<J...>) {
+  return op(__builtin_shufflevector(a, b, fold_pair_lane(int(J), G, L, false)...),
+            __builtin_shufflevector(a, b, fold_pair_lane(int(J), G, L, true)...));
+}
+template <int G, int Wd, class V, class Op, std::size_t... J>
+TESSERA_HOST_FORCEINLINE V fold_half(const V& a, const Op& op, std::index_sequence<J...>) {
+  return op(__builtin_shufflevector(a, a, fold_half_lane(int(J), G, Wd, false)...),
+            __builtin_shufflevector(a, a, fold_half_lane(int(J), G, Wd, true)...));
+}
+template <int G, int M, int Wd, int L, class V, class Op>
+TESSERA_HOST_FORCEINLINE void fold_steps(V* v, const Op& op) {
+  if constexpr (G > 1 && M >= 2) {
+    for (int p = 0; p < M / 2; ++p)
+      v[p] = fold_pair<G, L>(v[2 * p], v[2 * p + 1], op, std::make_index_sequence<L>{});
+    fold_steps<G / 2, M / 2, Wd, L>(v, op);
+  } else if constexpr (G > 1) {
+    v[0] = fold_half<G, Wd>(v[0], op, std::make_index_sequence<L>{});
+    fold_steps<G / 2, 1, Wd / 2, L>(v, op);
+  }
+}
+}  // namespace impl
+
+/// Combines every group of G consecutive elements of a line of NV vectors (NV x L elements, L
+/// lanes each) with `op`, in registers: groups wider than a vector first combine their
+/// vectors lane-wise, then log2 of the remaining group width steps of two-source shuffles
+/// halve the groups, folding two vectors into one while more than one is left (AVX-512
+/// vpermt2ps, NEON uzp). After the call the NV x L / G results lie, in line order, in the
+/// first lanes of v[0], v[1], ...: max(1, NV x L / (G x L)) vectors. The combination order is
+/// a tree (neighbouring pairs first), not left to right: `op` must be associative, and a
+/// floating-point result may differ from a sequential combination in the last bits. G and NV
+/// powers of two, G <= NV x L.
+template <int G, int NV, class V, class Op>
+TESSERA_HOST_FORCEINLINE void fold_groups(V* v, const Op& op) {
+  constexpr int L = int(sizeof(V) / sizeof(v[0][0]));
+  static_assert((G & (G - 1)) == 0 && (NV & (NV - 1)) == 0 && G <= NV * L);
+  if constexpr (G > L) {
+    constexpr int S = G / L;  // vectors per group
+    for (int p = 0; p < NV / S; ++p) {
+      V a = v[p * S];
+      for (int s = 1; s < S; ++s) a = op(a, v[p * S + s]);
+      v[p] = a;
+    }
+    impl::fold_steps<L, NV / S, L, L>(v, op);
+  } else {
+    impl::fold_steps<G, NV, L, L>(v, op);
+  }
+}
+#endif
 
 }  // namespace tessera::backends::host::simd

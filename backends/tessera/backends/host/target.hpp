@@ -40,6 +40,7 @@ codegen::target make_target() {
   t.tile_reduce.line_bytes = simd::bytes * kernels<Space>::line_vectors;
   t.tile_reduce.vector_bytes = simd::bytes;
   t.tile_reduce.l1d_bytes = std::size_t(impl::host_caches().l1);
+  t.tile_reduce.l2_bytes = std::size_t(impl::host_caches().l2);
   return t;
 }
 

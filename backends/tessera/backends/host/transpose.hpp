@@ -32,11 +32,6 @@
 #define TESSERA_HOST_X86_SIMD 1
 #endif
 
-#if !defined(TESSERA_DEVICE_PASS) && !defined(__CUDACC__) && !defined(__HIPCC__) && \
-    (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12))
-#define TESSERA_HOST_SHUFFLE 1
-#include <utility>
-#endif
 
 namespace tessera::backends::host {
 

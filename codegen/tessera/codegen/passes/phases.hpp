@@ -81,19 +81,22 @@ inline matmul_tiles generic_matmul_tiles(const target& t, const graph_node& mm) 
 }
 
 /// The line of the CPU tile_reduce (R x C tiles): bytes of each input row combined in vector
-/// registers per step, and whether each load also prefetches the same row's next line. The
+/// registers per step, and how many lines ahead each load prefetches the same row into L2. The
 /// target's line (16 vectors where 32 registers hold the accumulators), halved (at most twice,
 /// never below a tile row) while the R rows of one line would span more than a quarter of L1d:
 /// rows a power-of-two stride apart share L1 sets, and the lines of many rows then evict each
-/// other before the hardware prefetcher's next ones arrive. The software prefetch of the next
-/// line only while both lines of every row (2 R lines) stay within an eighth of L1d.
-/// Measured on a 2-core AMD EPYC Zen 4 (32 KiB L1d, 8192^2 floats, one core, a loop nest like
-/// line_rows'): tile_mean 16x16 17 -> 21.6 GB/s with 512-byte instead of 1 KiB lines (256 B
-/// alike), 4x4 24 -> 27.5 GB/s and 16x16 15.8 -> 17.3 GB/s without the prefetch, 2x2 within
-/// noise either way.
+/// other before the hardware prefetcher's next ones arrive. The software prefetch goes to L2,
+/// not L1, for the same reason (in L1 it evicts the lines being combined), two lines ahead:
+/// R rows x 2 lines in flight cover the memory latency for every R (one line ahead was short
+/// for 2x2 tiles); only while those lines fit in an eighth of L2.
+/// Measured on a 2-core AMD EPYC Zen 4 (32 KiB L1d, 1 MiB L2, 8192^2 floats, one core, a loop
+/// nest like line_rows'): tile_mean 16x16 17 -> 21.6 GB/s with 512-byte instead of 1 KiB
+/// lines (256 B alike); against no prefetch, two lines ahead into L2: 16x16 22.0 -> 24.3-26.8,
+/// 4x4 23.3 -> 28.5, 2x2 18.8 -> 22.2 GB/s, while a prefetch into L1 costs 2x2 and 16x16 up to
+/// 15 %.
 struct reduce_line {
   int bytes = 0;
-  bool prefetch = false;
+  int prefetch_lines = 0;
 };
 inline reduce_line tile_reduce_line(const target& t, const graph_node& tr) {
   reduce_line l;
@@ -105,7 +108,9 @@ inline reduce_line tile_reduce_line(const target& t, const graph_node& tr) {
     if (rows * std::size_t(l.bytes) > t.tile_reduce.l1d_bytes / 4 && l.bytes / 2 >= row_bytes &&
         l.bytes / 2 >= t.tile_reduce.vector_bytes)
       l.bytes /= 2;
-  l.prefetch = 2 * rows * std::size_t(l.bytes) <= t.tile_reduce.l1d_bytes / 8;
+  constexpr int ahead = 2;
+  if (rows * std::size_t(ahead + 1) * std::size_t(l.bytes) <= t.tile_reduce.l2_bytes / 8)
+    l.prefetch_lines = ahead;
   return l;
 }
 

@@ -144,12 +144,16 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
                              std::size_t(n) * root.elem_bytes >= t.streaming_store_min_bytes;
         const reduce_line line = tile_reduce_line(t, tr);
         k.line_bytes = line.bytes;
-        k.prefetch_next_line = line.prefetch;
+        k.prefetch_lines = line.prefetch_lines;
         k.mapping =
             "one iteration per group of " + std::to_string(k.rows_per_team) +
             " output rows; vector loops over columns" +
             (line.bytes > 0 ? " in lines of " + std::to_string(line.bytes) + " B per input row" +
-                                  (line.prefetch ? ", each load prefetching the next line" : "")
+                                  (line.prefetch_lines > 0
+                                       ? ", each load prefetching " +
+                                             std::to_string(line.prefetch_lines) +
+                                             " lines ahead into L2"
+                                       : std::string())
                             : std::string()) +
             std::string(k.streaming_stores ? "; output lines written with non-temporal stores"
                                            : "");
