@@ -44,17 +44,31 @@ struct kernels {
 
   /// Reductions: the L lane sums of a block of K x L consecutive elements at p, lane l holding
   /// p[l] + p[l + L] + ... + p[l + (K - 1) L] added by a pairwise tree (the association the
-  /// generic chunk fold uses), as one GCC/Clang vector.
+  /// generic chunk fold uses: neighbouring runs first), handed to f as one GCC/Clang vector
+  /// (f(const vec<T, L>&)). By reference, not returned: L lanes may be wider than the target's
+  /// registers (16 floats on AVX2), and GCC notes an ABI change for every such return value.
   /// \tparam K power of two  \tparam L lanes (a multiple of the target's vector length)
-  template <int K, int L, class T>
-  requires(simd::bytes > 0 &&
-           std::is_arithmetic_v<T>) TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE
-      static simd::vec<T, L> block_sums(const T* p) {
-    if constexpr (K == 1)
-      return simd::load<simd::vec<T, L>>(p);
-    else
-      return block_sums<K / 2, L>(p) + block_sums<K / 2, L>(p + K / 2 * L);
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+  template <int K, int L, class T, class F>
+  requires(simd::bytes > 0 && std::is_arithmetic_v<T>) TESSERA_SIMD_FULL_WIDTH
+      TESSERA_HOST_FORCEINLINE static void block_sums(const T* p, const F& f) {
+    using V = simd::vec<T, L>;
+    V v[K];
+    TESSERA_GCC_UNROLL(64)
+    for (int k = 0; k < K; ++k) v[k] = simd::load<V>(p + k * L);
+    TESSERA_GCC_UNROLL(8)
+    for (int w = 1; w < K; w *= 2) {
+      TESSERA_GCC_UNROLL(64)
+      for (int k = 0; k + w < K; k += 2 * w) v[k] = v[k] + v[k + w];
+    }
+    f(v[0]);
   }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
   /// out = ev elementwise (out: extent ext, row-major, last dimension contiguous).
   template <int S, class Ev, class T, int N>

@@ -29,6 +29,14 @@
 #define TESSERA_SIMD_FULL_WIDTH
 #endif
 
+// vec<T, W> may be wider than the target's registers (16 floats on AVX2): GCC's -Wpsabi then
+// notes that passing or returning one would change the ABI of an out-of-line call, which these
+// always-inlined helpers never are.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
 namespace tessera::backends::host::simd {
 
 // Bytes per SIMD register and number of SIMD registers. Override the width with
@@ -163,3 +171,7 @@ TESSERA_HOST_FORCEINLINE void fold_groups(V* v, const Op& op) {
 #endif
 
 }  // namespace tessera::backends::host::simd
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif

@@ -70,7 +70,7 @@ struct contiguous_run {
 /// True when the backend of Space provides vector block sums (block_sums<K, L>(const T*)).
 template <class Space, class T, int K, int L>
 concept has_block_sums = requires(const T* p) {
-  backend<Space>::template block_sums<K, L>(p);
+  backend<Space>::template block_sums<K, L>(p, [](const auto&) {});
 };
 
 template <class E>
@@ -185,13 +185,14 @@ struct chunk_folder {
           Rule::block > 1 && is_raw_operand<E> && has_block_sums<Space, value_type, K, L>;
       auto group = [&](index_type j) {
         if constexpr (vector_blocks) {
-          const auto t = backend<Space>::template block_sums<K, L>(get.data() + j);
-          if constexpr (Rule::unroll) {
-            TESSERA_REDUCE_UNROLL
-            for (int l = 0; l < L; ++l) lanes.step(rule, l, t[l]);
-          } else {
-            for (int l = 0; l < L; ++l) lanes.step(rule, l, t[l]);
-          }
+          backend<Space>::template block_sums<K, L>(get.data() + j, [&](const auto& t) {
+            if constexpr (Rule::unroll) {
+              TESSERA_REDUCE_UNROLL
+              for (int l = 0; l < L; ++l) lanes.step(rule, l, t[l]);
+            } else {
+              for (int l = 0; l < L; ++l) lanes.step(rule, l, t[l]);
+            }
+          });
         } else if constexpr (Rule::block > 1) {
           if constexpr (Rule::unroll) {
             TESSERA_REDUCE_UNROLL
