@@ -123,12 +123,12 @@ struct kernel_plan {
   std::vector<barrier_plan> barriers;
   std::vector<std::string> notes;  ///< fusion decisions, temporaries, ...
   // Family parameters (0 / empty when unused), set by the passes from the target:
-  int staged_block = 0;             ///< staged transpose on CPUs: B x B register blocks
-  int staged_ld = 0;                ///< staged transpose: leading dimension of a staged tile
-  bool streaming_stores = false;    ///< CPU: outputs written with non-temporal stores
-  bool flat_index = true;           ///< elementwise: every operand contiguous (one flat loop)
-  int rows_per_team = 1;            ///< tile_reduce: output rows advancing together in one team
-  int line_bytes = 0;               ///< tile_reduce on CPUs: bytes of each input row per line
+  int staged_block = 0;           ///< staged transpose on CPUs: B x B register blocks
+  int staged_ld = 0;              ///< staged transpose: leading dimension of a staged tile
+  bool streaming_stores = false;  ///< CPU: outputs written with non-temporal stores
+  bool flat_index = true;         ///< elementwise: every operand contiguous (one flat loop)
+  int rows_per_team = 1;          ///< tile_reduce: output rows advancing together in one team
+  int line_bytes = 0;             ///< tile_reduce on CPUs: bytes of each input row per line
   int prefetch_lines = 0;  ///< tile_reduce on CPUs: loads prefetch this many lines ahead into L2
   /// staged transpose on CPUs: consecutive tiles down a column of the output that one team
   /// walks (one store fence per team when streaming).

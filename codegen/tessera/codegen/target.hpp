@@ -47,7 +47,7 @@ struct tile_reduce_options {
   int team = 128;        ///< GPUs: members per output row
   int line_bytes = 0;    ///< CPUs: input columns combined in vector registers per line (0: no SIMD)
   int vector_bytes = 0;  ///< CPUs: bytes of one vector register
-  std::size_t l1d_bytes = 32768;  ///< CPUs: L1 data cache per core (the line is sized to it)
+  std::size_t l1d_bytes = 32768;   ///< CPUs: L1 data cache per core (the line is sized to it)
   std::size_t l2_bytes = 1 << 20;  ///< CPUs: L2 cache per core (it takes the prefetched lines)
 };
 

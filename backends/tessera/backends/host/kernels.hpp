@@ -53,8 +53,9 @@ struct kernels {
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
   template <int K, int L, class T, class F>
-  requires(simd::bytes > 0 && std::is_arithmetic_v<T>) TESSERA_SIMD_FULL_WIDTH
-      TESSERA_HOST_FORCEINLINE static void block_sums(const T* p, const F& f) {
+  requires(simd::bytes > 0 &&
+           std::is_arithmetic_v<T>) TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE
+      static void block_sums(const T* p, const F& f) {
     using V = simd::vec<T, L>;
     V v[K];
     TESSERA_GCC_UNROLL(64)
@@ -313,7 +314,8 @@ struct kernels {
     if constexpr (lines) {
       // The plan's line: the widest, or a half or a quarter of it, each load prefetching the
       // plan's number of lines ahead (codegen::tile_reduce_line).
-      const index_type ahead = index_type(k.prefetch_lines) * (k.line_bytes / index_type(sizeof(T)));
+      const index_type ahead =
+          index_type(k.prefetch_lines) * (k.line_bytes / index_type(sizeof(T)));
       auto run = [&](auto nv) {
         constexpr int NV = decltype(nv)::value;
         backends::impl::launch(k.label, range(exec, 0, k.league_size), [=](index_type ig) {

@@ -32,7 +32,6 @@
 #define TESSERA_HOST_X86_SIMD 1
 #endif
 
-
 namespace tessera::backends::host {
 
 /// Edge of the square blocks a staged transpose moves through registers (elements).
@@ -144,8 +143,7 @@ inline void transpose_block(const T* in, std::ptrdiff_t ld, T* out, std::ptrdiff
   // would be shuffled through the stack (AVX2: 8192^2 float transpose 4.8 GB/s with 16 x 16,
   // 12.8 GB/s with 8 x 8 sub-blocks, on a Zen 4 core).
   constexpr int VB = simd::bytes < 64 ? simd::bytes : 64;
-  if constexpr ((sizeof(T) == 4 || sizeof(T) == 8) && std::is_trivially_copyable_v<T> &&
-                VB >= 16) {
+  if constexpr ((sizeof(T) == 4 || sizeof(T) == 8) && std::is_trivially_copyable_v<T> && VB >= 16) {
     using E = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
     constexpr int N = VB / int(sizeof(T));
     // A sub-block row is a whole cache line: streamed as it is; else the block is assembled

@@ -148,13 +148,13 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
         k.mapping =
             "one iteration per group of " + std::to_string(k.rows_per_team) +
             " output rows; vector loops over columns" +
-            (line.bytes > 0 ? " in lines of " + std::to_string(line.bytes) + " B per input row" +
-                                  (line.prefetch_lines > 0
-                                       ? ", each load prefetching " +
-                                             std::to_string(line.prefetch_lines) +
-                                             " lines ahead into L2"
-                                       : std::string())
-                            : std::string()) +
+            (line.bytes > 0
+                 ? " in lines of " + std::to_string(line.bytes) + " B per input row" +
+                       (line.prefetch_lines > 0
+                            ? ", each load prefetching " + std::to_string(line.prefetch_lines) +
+                                  " lines ahead into L2"
+                            : std::string())
+                 : std::string()) +
             std::string(k.streaming_stores ? "; output lines written with non-temporal stores"
                                            : "");
       }
