@@ -67,10 +67,17 @@ struct contiguous_run {
   KOKKOS_FORCEINLINE_FUNCTION const T* data() const { return p; }
 };
 
-/// True when the backend of Space provides vector block sums (block_sums<K, L>(const T*)).
+/// A callable that takes the lanes of a block sum and drops them (the concept's probe; a named
+/// type rather than a lambda in an unevaluated operand, which some device front ends reject).
+struct ignore_lanes {
+  template <class V>
+  void operator()(const V&) const {}
+};
+
+/// True when the backend of Space provides vector block sums (block_sums<K, L>(const T*, f)).
 template <class Space, class T, int K, int L>
-concept has_block_sums = requires(const T* p) {
-  backend<Space>::template block_sums<K, L>(p, [](const auto&) {});
+concept has_block_sums = requires(const T* p, const ignore_lanes& f) {
+  backend<Space>::template block_sums<K, L>(p, f);
 };
 
 template <class E>
