@@ -370,6 +370,21 @@ class array {
   impl::global_hook* hook_ = nullptr;
 };
 
+namespace impl {
+/// The address of element idx of a strided buffer, in integer arithmetic: formed for any idx
+/// (inside the buffer or not) without a pointer leaving the data or a bounds-checked View
+/// access, so guarded accesses can compute it unconditionally and make only the load or store
+/// conditional.
+template <class T, int N>
+TESSERA_FORCEINLINE std::uintptr_t element_address(const strided_ref<T, N>& r,
+                                                   const index<N>& idx) {
+  std::uintptr_t off = static_cast<std::uintptr_t>(idx[N - 1]);
+  for (int d = 0; d < N - 1; ++d)
+    off += static_cast<std::uintptr_t>(idx[d]) * static_cast<std::uintptr_t>(r.s[d]);
+  return reinterpret_cast<std::uintptr_t>(r.p) + off * sizeof(T);
+}
+}  // namespace impl
+
 /// Reads `v[idx]` if `idx` lies inside v's extent, else returns T() (C++ AMP's guarded read for
 /// padded launches). Works with array, array_view, or any type with `.extent` and `operator[]`.
 template <class A, int N>
@@ -385,12 +400,7 @@ TESSERA_INLINE auto guarded_read(const A& v, const index<N>& idx) {
     // The element's address is computed unconditionally, in integer arithmetic (no pointer
     // leaves the data, no bounds-checked View access), and only the load is conditional: a
     // loop of guarded reads then if-converts into masked vector loads.
-    const auto r = v.ref();
-    std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(r.p);
-    std::uintptr_t off = static_cast<std::uintptr_t>(idx[N - 1]);
-    for (int d = 0; d < N - 1; ++d)
-      off += static_cast<std::uintptr_t>(idx[d]) * static_cast<std::uintptr_t>(r.s[d]);
-    addr += off * sizeof(T);
+    const std::uintptr_t addr = impl::element_address(v.ref(), idx);
     return in ? *reinterpret_cast<const T*>(addr) : T();
   } else {
     return in ? T(v[idx]) : T();
@@ -416,12 +426,7 @@ TESSERA_INLINE void guarded_write(const A& v, const index<N>& idx, const U& val)
     // instead of a compare and branch per element (seed 003's padded transpose on a Zen 4
     // core, 999x666 floats: 0.52x -> 1.05x Eigen's transpose).
     using T = std::remove_reference_t<decltype(v[idx])>;
-    const auto r = v.ref();
-    std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(r.p);
-    std::uintptr_t off = static_cast<std::uintptr_t>(idx[N - 1]);
-    for (int d = 0; d < N - 1; ++d)
-      off += static_cast<std::uintptr_t>(idx[d]) * static_cast<std::uintptr_t>(r.s[d]);
-    addr += off * sizeof(T);
+    const std::uintptr_t addr = impl::element_address(v.ref(), idx);
     if (in) *reinterpret_cast<T*>(addr) = val;
   } else {
     if (in) v[idx] = val;
