@@ -147,9 +147,9 @@ TESSERA_HOST_FORCEINLINE void fold_steps(V* v, const Op& op) {
 /// lanes each) with `op`, in registers: groups wider than a vector first combine their
 /// vectors lane-wise, then log2 of the remaining group width steps of two-source shuffles
 /// halve the groups, folding two vectors into one while more than one is left (AVX-512
-/// vpermt2ps, NEON uzp). After the call the NV x L / G results lie, in line order, in the
-/// first lanes of v[0], v[1], ...: max(1, NV x L / (G x L)) vectors. The combination order is
-/// a tree (neighbouring pairs first), not left to right: `op` must be associative, and a
+/// vpermt2ps, NEON uzp). After the call the Q = NV x L / G results lie, in line order, in
+/// the first Q lanes of v[0], v[1], ... (max(1, Q / L) vectors). The combination order is a
+/// tree (neighbouring pairs first), not left to right: `op` must be associative, and a
 /// floating-point result may differ from a sequential combination in the last bits. G and NV
 /// powers of two, G <= NV x L.
 template <int G, int NV, class V, class Op>
