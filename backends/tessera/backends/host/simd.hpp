@@ -77,6 +77,13 @@ TESSERA_HOST_FORCEINLINE void prefetch(const T* p, long ahead) {
                      0, Locality);
 }
 
+/// A compiler scheduling fence (an empty GCC/Clang `asm` with a memory clobber): no load or
+/// store is moved across it at compile time; the CPU still reorders as it always does, and no
+/// instruction is emitted. Keeps runs of loads in the address order the code gives them.
+TESSERA_HOST_FORCEINLINE void order_loads() {
+  asm volatile("" ::: "memory");
+}
+
 template <class T, int W>
 struct vec_type {
   typedef T type __attribute__((vector_size(W * sizeof(T))));

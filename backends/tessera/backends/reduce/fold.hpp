@@ -14,7 +14,8 @@
 #include <type_traits>
 
 // On host compilers the chunk fold is kept out of line: compiled on its own, GCC keeps the
-// SIMD lanes in registers; inlined into Kokkos' loop it spills them. One call per 2^14 elements.
+// SIMD lanes in registers; inlined into Kokkos' loop it spills them. One call per chunk (2^16
+// elements on CPUs).
 #if !defined(TESSERA_DEVICE_PASS) && !defined(__CUDACC__) && !defined(__HIPCC__) && \
     (defined(__GNUC__) || defined(__clang__))
 #define TESSERA_REDUCE_OUTLINE __attribute__((noinline))

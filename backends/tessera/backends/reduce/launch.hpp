@@ -26,10 +26,10 @@ inline constexpr reproducible_t reproducible{};
 
 namespace backends::impl {
 
-/// Elements folded by one functor call, from the backend: 2^14 on CPUs (64 KiB of floats:
-/// large enough to amortise the call, small enough to balance 2^28 elements over many threads,
-/// folded with SIMD lanes), 1 on GPUs (Kokkos reduces in a coalesced tree). Fixed, independent
-/// of the thread count, which is what makes reproducible mode reproducible.
+/// Elements folded by one functor call, from the backend: 2^16 on CPUs (256 KiB of floats:
+/// large enough to amortise a chunk's start and end, small enough to balance 2^28 elements over
+/// many threads, folded with SIMD lanes), 1 on GPUs (Kokkos reduces in a coalesced tree). Fixed,
+/// independent of the thread count, which is what makes reproducible mode reproducible.
 template <class Space>
 inline constexpr index_type chunk_elements = backend<Space>::reduce_chunk;
 /// Chunk size of reproducible mode (on GPUs the per-element chunk would make one partial per
