@@ -93,9 +93,10 @@ void check_launches_match(const std::vector<codegen::kernel_plan>& kernels) {
   CHECK(next == launches().size());
 }
 
-/// Plans `e` assigned to `dst`, runs the assignment while observing, compares.
-template <class T, int N, class E>
-void check_assignment(const array<T, N>& dst, const E& e) {
+/// Plans `e` assigned to `dst` (an array or an array_view), runs the assignment while
+/// observing, compares.
+template <class D, class E>
+void check_assignment(const D& dst, const E& e) {
   const auto mem = dst.describe_memory();
   const auto planned =
       backends::exec::plan_of(execution_space(), e, &mem).plan;  // what explain shows
@@ -111,6 +112,18 @@ TEST_CASE("Tier 1: every kernel family launches as planned") {
   array<float, 2> A = from_eigen(ea), B = from_eigen(eb), C(67, 38), T(45, 67), D(67, 45);
   SUBCASE("elementwise") {
     check_assignment(D, 2.f * A + relu(A) - 1.f);
+  }
+  SUBCASE("elementwise over sections: one iteration per row, as planned") {
+    const auto inner = extent<2>(60, 40);
+    check_assignment(D.section(index<2>(3, 2), inner),
+                     A.section(index<2>(1, 1), inner) + A.section(index<2>(2, 3), inner));
+    check_assignment(D, A + A.section(index<2>(0, 0), D.extent));
+  }
+  SUBCASE("elementwise with a generated operand and a fill") {
+    check_assignment(
+        D, A + generate(
+                   D.extent, TESSERA_KERNEL(const index<2>& i) { return float(i[0] - i[1]); }));
+    check_assignment(D, generate(D.extent, impl::constant_fn<float>{2.f}));
   }
   SUBCASE("staged transpose with an epilogue") {
     array<float, 2> At = from_eigen(tt::random_matrix<float>(45, 67));

@@ -51,6 +51,25 @@ void assign(const array_view<T, N>& dst, const E& e) {
   assign(execution_space(), dst, e);
 }
 
+/// Sets every element of `dst` to `v` converted to its element type (`A = 2.0f` on an array):
+/// one elementwise kernel, planned and explained like any assignment (its operand is a
+/// generated constant, printed "fill").
+/// \param dst [in] an array<T,N> or an array_view<T,N> (T not const)
+/// \throws usage_error when Kokkos is not running (before any kernel runs)
+template <launchable_space Space, class D, class U>
+requires(impl::is_array_like<D>::value&& std::is_arithmetic_v<U>) void fill(const Space& exec,
+                                                                            const D& dst,
+                                                                            const U& v) {
+  using T = typename D::value_type;
+  static_assert(!std::is_const_v<T>, "tessera::fill: a view of const T cannot be written");
+  assign(exec, dst, generate(dst.extent, impl::constant_fn<T>{static_cast<T>(v)}));
+}
+template <class D, class U>
+requires(impl::is_array_like<D>::value&& std::is_arithmetic_v<U>) void fill(const D& dst,
+                                                                            const U& v) {
+  fill(execution_space(), dst, v);
+}
+
 /// Evaluates an expression into a new array (element type: the expression's value_type), on
 /// `exec`. \throws as assign
 template <launchable_space Space, class E>
@@ -88,6 +107,31 @@ requires requires {
 }
 std::string explain(const E& e) {
   return codegen::to_string(plan(e));
+}
+
+/// The plan of `dst = e` for this destination: as plan(e), but with the operands' overlap
+/// with dst's memory known, so the temporary and the copy an aliasing assignment needs (or
+/// their absence: `A = A + B` runs in place) and the store mode are the ones assign(dst, e)
+/// uses. Nothing runs. \param dst an array or array_view (a section, ...) of e's extent
+/// \throws shape_error when the extents differ
+template <class D, class E>
+requires(impl::is_array_like<D>::value&& requires {
+  typename E::tessera_expression_tag;
+}) codegen::program_plan plan(const D& dst, const E& e) {
+  tessera::impl::require_runtime("tessera::plan(dst, e)");
+  static_assert(D::rank == E::rank, "tessera::plan(dst, e): dst and e have different ranks");
+  if (!(dst.extent == e.get_extent()))
+    throw shape_error("tessera::plan(dst, e): the destination's extent " + to_string(dst.extent) +
+                      " and the expression's " + to_string(e.get_extent()) + " differ");
+  const auto mem = dst.describe_memory();
+  return backends::exec::plan_of(execution_space(), e, &mem).plan;
+}
+/// The plan of `dst = e` as text (see plan(dst, e)).
+template <class D, class E>
+requires(impl::is_array_like<D>::value&& requires {
+  typename E::tessera_expression_tag;
+}) std::string explain(const D& dst, const E& e) {
+  return codegen::to_string(plan(dst, e));
 }
 
 /// Reductions of expressions: the expression is read element by element inside the reduction

@@ -37,6 +37,18 @@ inline std::string describe_node(const expr_graph& g, int n) {
   return s;
 }
 
+/// True when the kernel rooted at `root` evaluates a generated node (generate(), fill()) of
+/// rank >= 2 inline: its value needs the index, which a flat loop would divide back out of the
+/// element number, so the kernel walks rows instead.
+inline bool reads_generated_index(const expr_graph& g, const fusion_result& f, int root, int n) {
+  if (n != root && f.role[n] == node_role::materialized) return false;
+  const graph_node& nd = g.nodes[n];
+  if (nd.traits.kind == node_kind::generate && nd.extent.size() >= 2) return true;
+  for (int c : nd.children)
+    if (reads_generated_index(g, f, root, c)) return true;
+  return false;
+}
+
 inline bool log_passes() {
   static const bool on = std::getenv("TESSERA_LOG_PASSES") != nullptr;
   return on;
@@ -66,14 +78,19 @@ inline lowered lower(const expr_graph& g, const target& t) {
     if (log) std::fprintf(stderr, "[tessera] after phases + barriers:\n%s", to_string(k).c_str());
     // 4. scratch placement
     place_scratch(k, body, t, "tessera code generator: kernel " + k.name);
-    // 5. thread mapping
+    // 5. thread mapping (elementwise kernels: a flat loop unless an operand is a section or
+    // a generated node needs the index)
+    bool sections = false;
+    for (int in : ks.inputs)
+      if (g.nodes[in].traits.kind == node_kind::terminal && !g.nodes[in].contiguous)
+        sections = true;
+    k.flat_index = !sections && !reads_generated_index(g, out.fusion, ks.root, ks.root);
     map_threads(k, g, ks, t);
     k.label = "tessera::" + std::string(to_string(ks.family)) + " " + describe_node(g, ks.root);
     if (!k.tile.empty()) k.label += " tile " + list_dims(k.tile);
-    for (int in : ks.inputs)
-      if (g.nodes[in].traits.kind == node_kind::terminal && !g.nodes[in].contiguous)
-        k.flat_index = false;
-    if (!k.flat_index) k.mapping += "; rows of the last dimension (an operand is a section)";
+    if (!k.flat_index && ks.family == kernel_family::elementwise)
+      k.mapping +=
+          sections ? " (an operand is a section)" : " (a generated operand needs the index)";
     for (int in : ks.inputs)
       k.buffers.push_back({g.nodes[in].traits.kind == node_kind::terminal
                                ? g.nodes[in].label

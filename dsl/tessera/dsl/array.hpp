@@ -159,6 +159,12 @@ TESSERA_INLINE constexpr void contiguous_strides(const extent<N>& e, index_type*
 /// `a[idx]` inside kernels; on host backends also on the host (on GPU backends host code gets a
 /// usage_error: copy the data or use an array_view). Layout is row-major (LayoutRight).
 /// \tparam T element type (arithmetic or trivially copyable)  \tparam N rank, 1..3
+namespace impl {
+/// Selects the operation of `dst op= e` (array and array_view; nodes.hpp evaluates it).
+template <char Op>
+struct compound_tag {};
+}  // namespace impl
+
 template <class T, int N>
 class array {
   static_assert(N >= 1 && N <= 3, "tessera::array<T,N>: rank N must be 1, 2 or 3");
@@ -279,6 +285,46 @@ class array {
     assign(*this, e);
     return *this;
   }
+  /// Fills every element with `v` converted to T (`A = 2.0f`); the same as tessera::fill(A, v),
+  /// one kernel writing the array.
+  template <class U>
+  requires std::is_arithmetic_v<U> array& operator=(const U& v) {
+    fill(*this, v);
+    return *this;
+  }
+  /// In-place updates from an expression, an array or a scalar: `A += e` evaluates `A + e`
+  /// into A (elementwise; likewise -=, *=, /=). Without a temporary wherever the kernel reads
+  /// A only at the index it writes (aliasing is decided on memory ranges, as for `A = e`).
+  /// 	hrows shape_error when e's extent differs from A's (A untouched)
+  template <class E>
+  array& operator+=(const E& e) {
+    compound_assign(*this, e, impl::compound_tag<'+'>{});
+    return *this;
+  }
+  template <class E>
+  array& operator-=(const E& e) {
+    compound_assign(*this, e, impl::compound_tag<'-'>{});
+    return *this;
+  }
+  template <class E>
+  array& operator*=(const E& e) {
+    compound_assign(*this, e, impl::compound_tag<'*'>{});
+    return *this;
+  }
+  template <class E>
+  array& operator/=(const E& e) {
+    compound_assign(*this, e, impl::compound_tag<'/'>{});
+    return *this;
+  }
+
+  /// The array_view of `e` elements starting at `origin` (C++ AMP's array::section): shares the
+  /// data. 	hrows shape_error when origin + e exceeds the extent or anything is negative
+  array_view<T, N> section(const index<N>& origin, const tessera::extent<N>& e) const;
+  /// From `origin` to the end of every dimension.
+  array_view<T, N> section(const index<N>& origin) const;
+  /// The first `e` elements of every dimension.
+  array_view<T, N> section(const tessera::extent<N>& e) const;
+
   /// Evaluates an expression into a new array: `tessera::array<float, 2> C = A + B;` (through
   /// the same customization point).
   template <class E>

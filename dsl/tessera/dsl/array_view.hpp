@@ -159,6 +159,32 @@ class array_view {
     return project(i);
   }
 
+  /// In-place updates of the viewed elements from an expression, an array or a scalar:
+  /// `v += e` evaluates `v + e` into v (likewise -=, *=, /=), as `A += e` does for an array;
+  /// sections of one buffer may appear on both sides (a temporary is used where a kernel
+  /// would read what it already wrote). Views of const T cannot be updated.
+  /// \throws shape_error when e's extent differs from v's (v untouched)
+  template <class E>
+  const array_view& operator+=(const E& e) const {
+    compound_assign(*this, e, impl::compound_tag<'+'>{});
+    return *this;
+  }
+  template <class E>
+  const array_view& operator-=(const E& e) const {
+    compound_assign(*this, e, impl::compound_tag<'-'>{});
+    return *this;
+  }
+  template <class E>
+  const array_view& operator*=(const E& e) const {
+    compound_assign(*this, e, impl::compound_tag<'*'>{});
+    return *this;
+  }
+  template <class E>
+  const array_view& operator/=(const E& e) const {
+    compound_assign(*this, e, impl::compound_tag<'/'>{});
+    return *this;
+  }
+
   /// The sub-view of `e` elements starting at `origin`.
   /// \throws shape_error when origin + e exceeds the extent or anything is negative
   array_view section(const index<N>& origin, const tessera::extent<N>& e) const {
@@ -433,5 +459,22 @@ class array_view {
   impl::view_state* st_ = nullptr;
   impl::global_hook* hook_ = nullptr;
 };
+
+template <class T, int N>
+array_view<T, N> array<T, N>::section(const index<N>& origin, const tessera::extent<N>& e) const {
+  for (int d = 0; d < N; ++d)
+    if (origin[d] < 0 || e[d] < 0 || origin[d] + e[d] > extent[d])
+      throw shape_error("tessera::array::section: origin " + to_string(origin) + " and extent " +
+                        to_string(e) + " exceed the array's extent " + to_string(extent));
+  return array_view<T, N>(*this).section(origin, e);
+}
+template <class T, int N>
+array_view<T, N> array<T, N>::section(const index<N>& origin) const {
+  return section(origin, extent - origin);
+}
+template <class T, int N>
+array_view<T, N> array<T, N>::section(const tessera::extent<N>& e) const {
+  return section(index<N>(), e);
+}
 
 }  // namespace tessera

@@ -19,6 +19,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <new>
+
 namespace tessera::backends::eval {
 
 using codegen::node_role;
@@ -132,6 +134,66 @@ struct eval<scalar_node<T>> {
   }
   template <class F>
   TESSERA_INLINE void visit_staged(F&&) const {}
+};
+
+/// A copy of functor F that is default constructible and assignable, as evaluators must be
+/// (closure types are neither): the functor lives in aligned bytes, constructed by copy.
+template <class F>
+struct functor_box {
+  alignas(F) unsigned char bytes[sizeof(F)];
+  bool has = false;
+  functor_box() = default;
+  TESSERA_INLINE explicit functor_box(const F& f) : has(true) { new (bytes) F(f); }
+  TESSERA_INLINE functor_box(const functor_box& o) : has(o.has) {
+    if (has) new (bytes) F(o.get());
+  }
+  TESSERA_INLINE functor_box& operator=(const functor_box& o) {
+    if (this != &o) {
+      reset();
+      has = o.has;
+      if (has) new (bytes) F(o.get());
+    }
+    return *this;
+  }
+  TESSERA_INLINE ~functor_box() { reset(); }
+  TESSERA_INLINE void reset() {
+    if (has) get().~F();
+    has = false;
+  }
+  TESSERA_FORCEINLINE const F& get() const { return *reinterpret_cast<const F*>(bytes); }
+  TESSERA_FORCEINLINE F& get() { return *reinterpret_cast<F*>(bytes); }
+};
+
+template <class F, int N>
+struct eval<generate_node<F, N>> {
+  functor_box<F> f;
+  index_type cols = 1, plane = 1;  // extent[N - 1], extent[N - 2] * extent[N - 1]
+  eval() = default;
+  eval(const generate_node<F, N>& e, int, const build_ctx&) : f(e.f) {
+    if constexpr (N >= 2) cols = e.ext[N - 1];
+    if constexpr (N == 3) plane = e.ext[1] * e.ext[2];
+  }
+  /// Flat element k (rank 1: the index itself; otherwise divided back into an index, so the
+  /// plan gives kernels reading a generated node of rank >= 2 rows, not a flat loop).
+  template <class C>
+  TESSERA_FORCEINLINE auto flat(const C&, index_type k) const {
+    if constexpr (N == 1)
+      return f.get()(index<1>(k));
+    else if constexpr (N == 2)
+      return f.get()(index<2>(k / cols, k % cols));
+    else
+      return f.get()(index<3>(k / plane, (k % plane) / cols, k % cols));
+  }
+  template <class C>
+  TESSERA_FORCEINLINE auto at(const C&, const index<N>& i) const {
+    return f.get()(i);
+  }
+  template <class C>
+  TESSERA_FORCEINLINE auto at(const C&, index_type i, index_type j) const {
+    return f.get()(index<2>(i, j));
+  }
+  template <class G>
+  TESSERA_INLINE void visit_staged(G&&) const {}
 };
 
 template <class Op, class A>

@@ -15,6 +15,7 @@ namespace tessera {
 enum class node_kind {
   terminal,
   scalar,
+  generate,
   unary,
   binary,
   where,
@@ -68,6 +69,8 @@ inline const char* to_string(node_kind k) {
       return "array";
     case node_kind::scalar:
       return "scalar";
+    case node_kind::generate:
+      return "generate";
     case node_kind::unary:
       return "unary";
     case node_kind::binary:

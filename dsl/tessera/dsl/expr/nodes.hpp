@@ -84,6 +84,58 @@ struct scalar_node : expr_base<scalar_node<T>> {
   static std::string label() { return "scalar"; }
 };
 
+/// A leaf computed from the index: element i is `f(i)` (Eigen's NullaryExpr), over extent
+/// `ext`. F is a device-callable functor of `const index<N>&` (a TESSERA_KERNEL lambda on GPU
+/// backends) returning an arithmetic value; it is copied into every kernel that reads the node.
+template <class F, int N>
+struct generate_node : expr_base<generate_node<F, N>> {
+  static constexpr node_traits traits = elementwise_node(node_kind::generate);
+  using value_type = std::remove_cvref_t<decltype(std::declval<const F&>()(index<N>()))>;
+  static_assert(std::is_arithmetic_v<value_type>,
+                "tessera::generate: the functor must return an arithmetic value");
+  static constexpr int rank = N;
+  F f;
+  extent<N> ext;
+  generate_node(const extent<N>& e, const F& fn) : f(fn), ext(e) {}
+  extent<N> get_extent() const { return ext; }
+  std::tuple<> children() const { return {}; }
+  /// Plans print "fill" for a constant, "generate" for any other functor.
+  static std::string label() {
+    if constexpr (requires { F::label; })
+      return F::label;
+    else
+      return "generate";
+  }
+};
+
+namespace impl {
+/// The functor of fill(): the value v at every index.
+template <class T>
+struct constant_fn {
+  static constexpr const char* label = "fill";
+  T v;
+  template <int N>
+  TESSERA_FORCEINLINE T operator()(const index<N>&) const {
+    return v;
+  }
+};
+}  // namespace impl
+
+/// The expression whose element i is `f(i)`, over extent `e` (Eigen's `NullaryExpr`): index
+/// expressions such as `A = generate(A.extent, TESSERA_KERNEL(const index<2>& i) { return
+/// i[0] * n + i[1]; })`. It fuses like an array operand (no memory is read) and may appear
+/// anywhere an array may.
+/// \param e [in] the extent (rank 1..3)
+/// \param f [in] device-callable functor of `const index<N>&` returning an arithmetic value
+/// 	hrows shape_error on a negative extent (before any kernel runs)
+template <int N, class F>
+auto generate(const extent<N>& e, const F& f) {
+  static_assert(N >= 1 && N <= 3, "tessera::generate: rank 1, 2 or 3");
+  for (int d = 0; d < N; ++d)
+    if (e[d] < 0) throw shape_error("tessera::generate: negative extent " + to_string(e));
+  return generate_node<F, N>(e, f);
+}
+
 namespace impl {
 template <class E>
 auto as_expr(const E& e) {
@@ -303,6 +355,37 @@ auto as_type(const E& e) {
     return e;
   else
     return unary_node<ops::cast<T>, E>(e);
+}
+}  // namespace impl
+
+namespace impl {
+/// `dst op= e` for an array or array_view dst: checks e's extent against dst's first (so a
+/// mismatch names the operator and leaves dst untouched), then assigns `dst op e` through the
+/// Tier 1 customization point `assign` (found by argument-dependent lookup: backends layer).
+template <class D, char Op, class E>
+void compound_assign(const D& dst, const E& e, compound_tag<Op>) {
+  static_assert(!std::is_const_v<typename D::value_type>,
+                "tessera: a view of const T cannot be updated in place");
+  static_assert(expression_like<E> || std::is_arithmetic_v<E>,
+                "tessera: the right-hand side of += -= *= /= is an expression, an array, an "
+                "array_view or an arithmetic scalar");
+  if constexpr (expression_like<E>) {
+    static_assert(expr_t<E>::rank == D::rank,
+                  "tessera: += -= *= /= need an expression of the destination's rank");
+    const auto x = as_expr(e).get_extent();
+    if (!(x == dst.extent))
+      throw shape_error(std::string("tessera: operator") + Op + "=: the destination's extent " +
+                        to_string(dst.extent) + " and the right-hand side's " + to_string(x) +
+                        " differ");
+  }
+  if constexpr (Op == '+')
+    assign(dst, dst + e);
+  else if constexpr (Op == '-')
+    assign(dst, dst - e);
+  else if constexpr (Op == '*')
+    assign(dst, dst * e);
+  else
+    assign(dst, dst / e);
 }
 }  // namespace impl
 
