@@ -144,6 +144,43 @@ void parallel_for_each(const Space& exec, const extent<N>& e, const F& kernel) {
   const std::string label = "tessera::parallel_for_each<" + std::to_string(N) + ">";
   backends::impl::profiling_region region(label);
   backends::impl::element_functor<F, N> fn{backends::impl::device_copy(kernel)};
+  if constexpr (!tessera::impl::tile_mapping<Space>::thread_per_logical) {
+    // CPU backends: one iteration per row of the last dimension (rank 1: per chunk of 4096
+    // elements), each a loop of its own in two copies, as tile kernels' phases: outside the
+    // host executors no buffer has a hook, the compiler knows it, and the loop vectorizes
+    // (Kokkos' per-element calls tested the hook flag at every access and stayed scalar).
+    constexpr index_type chunk = 4096;
+    const index_type cols = N == 1 ? chunk : e[N - 1];
+    const index_type iterations = N == 1 ? (e[0] + chunk - 1) / chunk : e.size() / e[N - 1];
+    const extent<N> x = e;
+    backends::impl::launch(
+        label, Kokkos::RangePolicy<space, Kokkos::IndexType<index_type>>(exec, 0, iterations),
+        [fn, x, cols](index_type r) {
+          index_type j0 = 0, j1 = cols;
+          index<N> i;
+          if constexpr (N == 1) {
+            j0 = r * cols;
+            j1 = j0 + cols < x[0] ? j0 + cols : x[0];
+          } else {
+            i = tessera::impl::unflatten(x, r * cols);
+          }
+          auto at = [&](index_type j) {
+            index<N> k = i;
+            k[N - 1] = j;
+            return k;
+          };
+          if (tessera::impl::hooked_run_active()) {
+            for (index_type j = j0; j < j1; ++j) fn.kernel(at(j));
+          } else {
+            TESSERA_IVDEP
+            for (index_type j = j0; j < j1; ++j) {
+              TESSERA_HOST_ASSUME(!tessera::impl::hooked_run_active());
+              fn.kernel(at(j));
+            }
+          }
+        });
+    return;
+  }
   if constexpr (N == 1) {
     backends::impl::launch(
         label, Kokkos::RangePolicy<space, Kokkos::IndexType<index_type>>(exec, 0, e[0]), fn);
