@@ -6,6 +6,9 @@
 //   tile_mean SxS     Tessera | Eigen | Halide                               | read bandwidth
 //   2A + 3B - C       Tessera | Eigen | a vectorized C loop                  | memcpy bandwidth
 //   sum               Tessera | Eigen | OpenBLAS sasum (non-negative data)   | read bandwidth
+//   PRK stencil R=2   Tessera sections | Kokkos MDRangePolicy | a C loop   | memcpy bandwidth
+//   PRK nstream       Tessera A += B + sC | Kokkos RangePolicy | a C loop   | memcpy bandwidth
+//   PRK dgemm beta=1  Tessera C += A B | Eigen | OpenBLAS dgemm            | FMA peak (f32)
 // Every contender's result is checked against Eigen's (or an exact reference) before its time
 // counts. Contenders take turns run by run (best of --reps each), in one process with
 // --threads 1 (default); with --threads T > 1 each contender runs in its own child process, so
@@ -429,6 +432,209 @@ inline row sum(const options& o, int log2n, std::vector<contender>& cs, std::str
   return r;
 }
 
+// --- the Parallel Research Kernels' loops (double), as PRK writes them -----------------------
+
+using dmatrix = tessera::eigen_matrix<double>;
+using host_space = Kokkos::DefaultHostExecutionSpace;
+
+/// PRK stencil: B[i][j] = sum over the star of radius 2 of w * A (PRK accumulates into B; here
+/// each run overwrites the interior, so every contender's result is checkable after any number
+/// of runs). Interior only, [2, n-2)^2; Tessera's form is one line of sections.
+inline row prk_stencil(const options& o, std::vector<contender>& cs, std::string& name) {
+  constexpr long R = 2;
+  const long n = scaled_side(8000, o.scale, 16);
+  name = "prk_stencil_R2";
+  const double w1 = 1.0 / (2 * 1 * R), w2 = 1.0 / (2 * 2 * R);
+  auto ea = std::make_shared<dmatrix>(random_matrix(n, n, 21).cast<double>());
+  auto ref = std::make_shared<dmatrix>(dmatrix::Zero(n, n));
+  {
+    const double* a = ea->data();
+    double* b = ref->data();
+    for (long i = R; i < n - R; ++i)
+      for (long j = R; j < n - R; ++j)
+        b[i * n + j] =
+            w1 * (a[i * n + j + 1] - a[i * n + j - 1] + a[(i + 1) * n + j] - a[(i - 1) * n + j]) +
+            w2 * (a[i * n + j + 2] - a[i * n + j - 2] + a[(i + 2) * n + j] - a[(i - 2) * n + j]);
+  }
+  auto err = [ref](const dmatrix& got) {
+    return double((got - *ref).cwiseAbs().maxCoeff());
+  };
+  auto a = std::make_shared<tessera::array<double, 2>>(tessera::from_eigen(*ea));
+  auto b = std::make_shared<tessera::array<double, 2>>(n, n);
+  cs.push_back({"Tessera",
+                [=] {
+                  using ix = tessera::index<2>;
+                  const tessera::extent<2> in(n - 2 * R, n - 2 * R);
+                  auto S = [&](long di, long dj) {
+                    return a->section(ix(R + di, R + dj), in);
+                  };
+                  tessera::assign(b->section(ix(R, R), in),
+                                  w1 * (S(0, 1) - S(0, -1) + S(1, 0) - S(-1, 0)) +
+                                      w2 * (S(0, 2) - S(0, -2) + S(2, 0) - S(-2, 0)));
+                },
+                [=] {
+                  return err(tessera::to_eigen(*b));
+                }});
+  auto kb = std::make_shared<dmatrix>(dmatrix::Zero(n, n));
+  cs.push_back({"Kokkos MDRange",
+                [=] {
+                  const double* pa = ea->data();
+                  double* pb = kb->data();
+                  Kokkos::parallel_for(
+                      "prk stencil",
+                      Kokkos::MDRangePolicy<host_space, Kokkos::Rank<2>>({R, R}, {n - R, n - R}),
+                      KOKKOS_LAMBDA(long i, long j) {
+                        pb[i * n + j] = w1 * (pa[i * n + j + 1] - pa[i * n + j - 1] +
+                                              pa[(i + 1) * n + j] - pa[(i - 1) * n + j]) +
+                                        w2 * (pa[i * n + j + 2] - pa[i * n + j - 2] +
+                                              pa[(i + 2) * n + j] - pa[(i - 2) * n + j]);
+                      });
+                  Kokkos::fence();
+                },
+                [=] {
+                  return err(*kb);
+                }});
+  auto cb = std::make_shared<dmatrix>(dmatrix::Zero(n, n));
+  cs.push_back({"C loop",
+                [=] {
+                  const double* pa = ea->data();
+                  double* pb = cb->data();
+#pragma omp parallel for num_threads(o.threads) if (o.threads > 1)
+                  for (long i = R; i < n - R; ++i)
+#pragma omp simd
+                    for (long j = R; j < n - R; ++j)
+                      pb[i * n + j] = w1 * (pa[i * n + j + 1] - pa[i * n + j - 1] +
+                                            pa[(i + 1) * n + j] - pa[(i - 1) * n + j]) +
+                                      w2 * (pa[i * n + j + 2] - pa[i * n + j - 2] +
+                                            pa[(i + 2) * n + j] - pa[(i - 2) * n + j]);
+                },
+                [=] {
+                  return err(*cb);
+                }});
+  row r;
+  r.size = std::to_string(n) + "^2";
+  r.unit = "GB/s";
+  r.work = 2.0 * double(n - 2 * R) * double(n - 2 * R) * sizeof(double);  // A read, B written
+  r.limit_name = "memcpy";
+  r.tolerance = 1e-12;
+  return r;
+}
+
+/// PRK nstream: A += B + s C (2^25 doubles), in place. Each contender keeps a run count, so its
+/// result A0 + k (B + s C) is checkable after any number of runs.
+inline row prk_nstream(const options& o, std::vector<contender>& cs, std::string& name) {
+  const long n = std::max(1024L, static_cast<long>((1L << 25) * o.scale));
+  name = "prk_nstream";
+  const double s = 3.0;
+  using vec = Eigen::VectorXd;
+  auto a0 = std::make_shared<vec>(vec::Constant(n, 0.0));
+  auto eb = std::make_shared<vec>(random_matrix(n, 1, 22).cast<double>());
+  auto ec = std::make_shared<vec>(random_matrix(n, 1, 23).cast<double>());
+  auto step = std::make_shared<vec>(*eb + s * *ec);
+  auto err = [=](const vec& got, long runs) {
+    return double((got - double(runs) * *step).cwiseAbs().maxCoeff()) / double(runs > 0 ? runs : 1);
+  };
+  const auto arr = [n](const vec& v) {
+    return std::make_shared<tessera::array<double, 1>>(tessera::extent<1>(n), v.data(),
+                                                       v.data() + n);
+  };
+  auto a = arr(*a0), b = arr(*eb), c = arr(*ec);
+  auto ta = std::make_shared<long>(0), tk = std::make_shared<long>(0),
+       tc = std::make_shared<long>(0);
+  cs.push_back({"Tessera",
+                [=] {
+                  *a += *b + s * *c;
+                  ++*ta;
+                },
+                [=] {
+                  return err(tessera::to_eigen(*a), *ta);
+                }});
+  auto ka = std::make_shared<vec>(*a0);
+  cs.push_back({"Kokkos RangePolicy",
+                [=] {
+                  double* pa = ka->data();
+                  const double *pb = eb->data(), *pc = ec->data();
+                  Kokkos::parallel_for(
+                      "prk nstream", Kokkos::RangePolicy<host_space>(0, n),
+                      KOKKOS_LAMBDA(long i) { pa[i] += pb[i] + s * pc[i]; });
+                  Kokkos::fence();
+                  ++*tk;
+                },
+                [=] {
+                  return err(*ka, *tk);
+                }});
+  auto ca = std::make_shared<vec>(*a0);
+  cs.push_back({"C loop",
+                [=] {
+                  double* pa = ca->data();
+                  const double *pb = eb->data(), *pc = ec->data();
+#pragma omp parallel for simd num_threads(o.threads) if (o.threads > 1)
+                  for (long i = 0; i < n; ++i) pa[i] += pb[i] + s * pc[i];
+                  ++*tc;
+                },
+                [=] {
+                  return err(*ca, *tc);
+                }});
+  row r;
+  r.size = std::to_string(n);
+  r.unit = "GB/s";
+  r.work = 4.0 * n * sizeof(double);  // PRK's count: A read and written, B and C read
+  r.limit_name = "memcpy";
+  r.tolerance = 1e-12;
+  return r;
+}
+
+/// PRK dgemm with beta = 1: C += A B (double). Each contender keeps a run count (C0 + k A B).
+inline row prk_dgemm(const options& o, std::vector<contender>& cs, std::string& name) {
+  const long n = scaled_side(1024, o.scale, 16);
+  name = "prk_dgemm_beta1";
+  auto ma = std::make_shared<dmatrix>(random_matrix(n, n, 24).cast<double>());
+  auto mb = std::make_shared<dmatrix>(random_matrix(n, n, 25).cast<double>());
+  auto ab = std::make_shared<dmatrix>(*ma * *mb);
+  auto err = [=](const dmatrix& got, long runs) {
+    return double((got - double(runs) * *ab).cwiseAbs().maxCoeff()) / double(runs > 0 ? runs : 1);
+  };
+  auto a = std::make_shared<tessera::array<double, 2>>(tessera::from_eigen(*ma));
+  auto b = std::make_shared<tessera::array<double, 2>>(tessera::from_eigen(*mb));
+  auto c = std::make_shared<tessera::array<double, 2>>(n, n);
+  auto ta = std::make_shared<long>(0), te = std::make_shared<long>(0),
+       tb = std::make_shared<long>(0);
+  cs.push_back({"Tessera",
+                [=] {
+                  *c += tessera::matmul(*a, *b);
+                  ++*ta;
+                },
+                [=] {
+                  return err(tessera::to_eigen(*c), *ta);
+                }});
+  auto ec = std::make_shared<dmatrix>(dmatrix::Zero(n, n));
+  cs.push_back({"Eigen",
+                [=] {
+                  ec->noalias() += *ma * *mb;
+                  ++*te;
+                },
+                [=] {
+                  return err(*ec, *te);
+                }});
+  auto bc = std::make_shared<dmatrix>(dmatrix::Zero(n, n));
+  cs.push_back({"OpenBLAS dgemm",
+                [=] {
+                  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(n), int(n), int(n),
+                              1.0, ma->data(), int(n), mb->data(), int(n), 1.0, bc->data(), int(n));
+                  ++*tb;
+                },
+                [=] {
+                  return err(*bc, *tb);
+                }});
+  row r;
+  r.size = std::to_string(n) + "^2";
+  r.unit = "GFLOP/s";
+  r.work = 2.0 * n * n * n;
+  r.limit_name = "FMA peak";
+  r.tolerance = 1e-12 * double(n);
+  return r;
+}
+
 using workload_fn = std::function<row(const options&, std::vector<contender>&, std::string&)>;
 inline std::vector<std::pair<std::string, workload_fn>> workloads() {
   std::vector<std::pair<std::string, workload_fn>> w = {
@@ -450,6 +656,9 @@ inline std::vector<std::pair<std::string, workload_fn>> workloads() {
       {"tile_mean_4x4", tile_mean<4>},
       {"tile_mean_16x16", tile_mean<16>},
       {"2A+3B-C", elementwise},
+      {"prk_stencil_R2", prk_stencil},
+      {"prk_nstream", prk_nstream},
+      {"prk_dgemm_beta1", prk_dgemm},
   };
   for (int l : {16, 20, 24, 28})
     w.push_back({"sum_2^" + std::to_string(l), [l](auto& o, auto& c, auto& n) {
