@@ -1,12 +1,16 @@
-// In-place and initialising assignment (Tier 1): compound assignment (+= -= *= /=) of arrays
-// and array_views from expressions, arrays and scalars; fills (`A = v`, fill()); generated
-// operands (generate(extent, f)); array::section; plans for a given destination (plan(dst, e)).
-// References are Eigen arrays computed on copies; shapes are the edge sizes of test_util.hpp
-// (0, 1, primes, tile non-multiples) with seeded random data. Elementwise results compare
-// within 1e-6 relative (float; exact where every value is a small integer).
+// In-place and initialising assignment and stencils (Tier 1): compound assignment (+= -= *=
+// /=) of arrays and array_views from expressions, arrays and scalars; fills (`A = v`, fill());
+// generated operands (generate(extent, f)); array::section; plans for a given destination
+// (plan(dst, e)); shift(e, d, boundary) against a naive reference (every boundary policy, ranks
+// 1-3, offsets inside, at and far beyond the extent), star stencils of radius 1-4 as one
+// kernel, shifts of non-elementwise operands, destinations overlapping the shifted operand,
+// interior updates through sections. References are Eigen arrays or naive loops on copies;
+// shapes include 0, 1, primes and tile non-multiples, with seeded random data. Elementwise
+// results compare within 1e-6 relative (float); small-integer data compares exactly.
 #include "test_util.hpp"
 
 #include <string>
+#include <vector>
 
 using namespace tessera;
 using emat = Eigen::Array<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -84,11 +88,36 @@ TEST_CASE("compound assignment: in place where the access pattern allows it") {
   A += transpose(A);
   const emat a = ea.cast<double>().array();
   check_close(read_arr(A), a + a.transpose());
-  // matmul accumulating into its destination (BLAS beta = 1) is right.
+  // matmul accumulating into its destination (BLAS beta = 1): in place on CPUs, where the
+  // matmul accumulates in its output anyway; right everywhere.
   array<float, 2> C = from_eigen(eb);
+  const auto pm = plan(C, C + matmul(B, B));
+  if (pm.kernels.back().packed_matmul) {
+    CHECK(pm.kernels.back().matmul_accumulates_output);
+    CHECK_FALSE(has(codegen::to_string(pm), "temporary"));
+    CHECK(plan(C, matmul(B, B) + C).kernels.back().matmul_accumulates_output);
+    // Not that form: C read by the matmul, or scaled, or of another type: a temporary.
+    CHECK_FALSE(plan(C, C + matmul(C, B)).kernels.back().matmul_accumulates_output);
+    CHECK(has(explain(C, C + matmul(C, B)), "temporary"));
+    CHECK(has(explain(C, C * 2.f + matmul(B, B)), "temporary"));
+  }
   C += matmul(B, B);
   const Eigen::MatrixXd bb = eb.cast<double>();
   check_close(read_arr(C), (bb + bb * bb).array(), 1e-5);
+  C = matmul(B, B) + C;
+  check_close(read_arr(C), (bb + 2 * bb * bb).array(), 1e-5);
+  C += matmul(C, B);  // C read by the matmul too: through a temporary
+  const Eigen::MatrixXd c2 = bb + 2 * bb * bb;
+  check_close(read_arr(C), (c2 + c2 * bb).array(), 1e-4);
+  for (long k : {0L, 1L, 300L}) {  // K = 0 adds nothing; K > kc spans several K blocks
+    CAPTURE(k);
+    const auto el = tt::random_matrix<float>(19, k), er = tt::random_matrix<float>(k, 23),
+               ec = tt::random_matrix<float>(19, 23);
+    array<float, 2> L = from_eigen(el), Rm = from_eigen(er), Cc = from_eigen(ec);
+    Cc += matmul(L, Rm);
+    const Eigen::MatrixXd want = ec.cast<double>() + el.cast<double>() * er.cast<double>();
+    check_close(read_arr(Cc), want.array(), 1e-4);
+  }
 }
 
 TEST_CASE("compound assignment: array_view and overlapping sections of one array") {
@@ -240,4 +269,244 @@ TEST_CASE("streaming stores only for outputs the kernel does not read") {
   const auto in_place = plan(A, A + B + 3.f * C);  // nstream: A read where it is written
   REQUIRE(in_place.kernels.size() == 1);
   CHECK_FALSE(in_place.kernels[0].streaming_stores);
+}
+
+// --- stencils -----------------------------------------------------------------------------
+
+namespace {
+
+/// The reference boundary rule (see boundary::policy): j mapped inside [0, n), or -1 when the
+/// read is replaced by the policy's value.
+long ref_inside(long j, long n, boundary::kind k) {
+  if (j >= 0 && j < n) return j;
+  switch (k) {
+    case boundary::kind::zero:
+    case boundary::kind::constant:
+      return -1;
+    case boundary::kind::clamp:
+      return j < 0 ? 0 : n - 1;
+    case boundary::kind::periodic:
+      return ((j % n) + n) % n;
+    case boundary::kind::mirror: {
+      const long m = ((j % (2 * n)) + 2 * n) % (2 * n);
+      return m < n ? m : 2 * n - 1 - m;
+    }
+  }
+  return -1;
+}
+
+/// Random small integers, row-major, for extent e.
+template <int N>
+std::vector<double> ints(const extent<N>& e) {
+  std::uniform_int_distribution<int> d(-9, 9);
+  std::vector<double> v(std::size_t(e.size()));
+  for (auto& x : v) x = d(tt::rng());
+  return v;
+}
+
+/// shift(v, off, bc) computed naively.
+template <int N>
+std::vector<double> ref_shift(const std::vector<double>& v, const extent<N>& e,
+                              const tessera::index<N>& off, boundary::policy bc) {
+  std::vector<double> out(v.size());
+  for (long q = 0; q < long(v.size()); ++q) {
+    const tessera::index<N> i = impl::unflatten(e, q);
+    long lin = 0;
+    bool value = false;
+    for (int d = 0; d < N; ++d) {
+      const long j = ref_inside(long(i[d] + off[d]), long(e[d]), bc.k);
+      if (j < 0) value = true;
+      lin = lin * long(e[d]) + (j < 0 ? 0 : j);
+    }
+    out[std::size_t(q)] =
+        value ? (bc.k == boundary::kind::zero ? 0.0 : bc.value) : v[std::size_t(lin)];
+  }
+  return out;
+}
+
+template <int N>
+extent<N> random_extent() {
+  static const long dims[] = {0, 1, 2, 3, 5, 7, 13, 16, 17};
+  std::uniform_int_distribution<int> d(0, 8);
+  extent<N> e;
+  for (int k = 0; k < N; ++k) e[k] = dims[d(tt::rng())];
+  return e;
+}
+template <int N>
+tessera::index<N> random_offset(const extent<N>& e) {
+  std::uniform_int_distribution<int> small(-4, 4), pick(0, 5);
+  tessera::index<N> o;
+  for (int k = 0; k < N; ++k) {
+    const int p = pick(tt::rng());
+    // Mostly radius <= 4; sometimes at or far beyond the extent (periodic and mirror wrap).
+    o[k] = p == 0 ? long(e[k]) : p == 1 ? -3 * long(e[k]) - 1 : small(tt::rng());
+  }
+  return o;
+}
+
+const boundary::policy policies[] = {boundary::zero, boundary::clamp, boundary::periodic,
+                                     boundary::mirror, boundary::constant(-7)};
+
+template <class T, int N>
+void check_shifts(int cases) {
+  for (int c = 0; c < cases; ++c) {
+    const extent<N> e = random_extent<N>();
+    const auto v = ints(e);
+    const array<T, N> A(e, v.begin(), v.end());
+    for (const auto& bc : policies) {
+      const tessera::index<N> off = random_offset(e);
+      CAPTURE(to_string(e));
+      CAPTURE(to_string(off));
+      CAPTURE(boundary::to_string(bc.k));
+      array<T, N> B(e);
+      B = shift(A, off, bc);
+      const auto want = ref_shift(v, e, off, bc);
+      const auto got = B.to_vector();
+      for (std::size_t q = 0; q < want.size(); ++q) {
+        CAPTURE(q);
+        CHECK(double(got[q]) == want[q]);
+      }
+      // Fused with another operand, and with a second shift of another policy.
+      B = shift(A, off, bc) * T(2) + shift(A, -off, boundary::zero) - A;
+      const auto want2 = ref_shift(v, e, -off, boundary::zero);
+      const auto got2 = B.to_vector();
+      for (std::size_t q = 0; q < want.size(); ++q) {
+        CAPTURE(q);
+        CHECK(double(got2[q]) == want[q] * 2 + want2[q] - v[q]);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("shift: every boundary policy, ranks 1-3, float, double and int, against a reference") {
+  check_shifts<float, 1>(12);
+  check_shifts<double, 2>(12);
+  check_shifts<int, 2>(6);
+  check_shifts<float, 3>(6);
+}
+
+TEST_CASE("star stencils of radius 1-4 as one kernel, full grid with boundaries") {
+  for (int R = 1; R <= 4; ++R)
+    for (long n : {1L, 5L, 31L, 64L}) {
+      CAPTURE(R);
+      CAPTURE(n);
+      const extent<2> e(n, n + 3);
+      const auto v = ints(e);
+      const array<double, 2> A(e, v.begin(), v.end());
+      array<double, 2> B(e);
+      // PRK's star stencil weights: +-1 / (2 k R) along each axis at distance k.
+      auto term = [&](int k) {
+        const double w = 1.0 / (2.0 * k * R);
+        return w * (shift(A, tessera::index<2>(0, k), boundary::clamp) -
+                    shift(A, tessera::index<2>(0, -k), boundary::clamp) +
+                    shift(A, tessera::index<2>(k, 0), boundary::clamp) -
+                    shift(A, tessera::index<2>(-k, 0), boundary::clamp));
+      };
+      std::vector<double> want(v.size(), 0.0);
+      for (int k = 1; k <= R; ++k) {
+        const double w = 1.0 / (2.0 * k * R);
+        const auto xp = ref_shift(v, e, tessera::index<2>(0, k), boundary::clamp),
+                   xm = ref_shift(v, e, tessera::index<2>(0, -k), boundary::clamp),
+                   yp = ref_shift(v, e, tessera::index<2>(k, 0), boundary::clamp),
+                   ym = ref_shift(v, e, tessera::index<2>(-k, 0), boundary::clamp);
+        for (std::size_t q = 0; q < v.size(); ++q) want[q] += w * (xp[q] - xm[q] + yp[q] - ym[q]);
+      }
+      if (R == 1)
+        B = term(1);
+      else if (R == 2)
+        B = term(1) + term(2);
+      else if (R == 3)
+        B = term(1) + term(2) + term(3);
+      else
+        B = term(1) + term(2) + term(3) + term(4);
+      const auto got = B.to_vector();
+      for (std::size_t q = 0; q < want.size(); ++q)
+        CHECK(got[q] == doctest::Approx(want[q]).epsilon(1e-12));
+      if (R == 2) {
+        const auto p = plan(B, term(1) + term(2));
+        CHECK(p.kernels.size() == 1);  // one kernel, no temporary
+        // One buffer: A, read 8 times, with its halo and boundary.
+        const std::string t = codegen::to_string(p);
+        CHECK(t.find("A : double -> global  [input; stencil operand: 8 reads, halo -2..+2 x "
+                     "-2..+2, boundary clamp]") != std::string::npos);
+      }
+    }
+}
+
+TEST_CASE("shift of non-elementwise operands, aliasing destinations, interior updates") {
+  const auto ea = tt::small_ints(13, 9);
+  array<double, 2> A = tt::make<double>(ea);
+  // A matmul (or a transpose) under a shift is computed into a temporary first.
+  array<double, 2> M(13, 13);
+  M = shift(matmul(A, transpose(A)), tessera::index<2>(1, -2), boundary::periodic) + 1.0;
+  const Eigen::MatrixXd mm = ea * ea.transpose();
+  for (long i = 0; i < 13; ++i)
+    for (long j = 0; j < 13; ++j) CHECK(M(i, j) == mm((i + 1) % 13, (j - 2 + 13) % 13) + 1.0);
+  const auto p =
+      plan(M, shift(matmul(A, transpose(A)), tessera::index<2>(1, -2), boundary::periodic));
+  CHECK(p.kernels.size() >= 2);
+  // The destination is the shifted operand: a temporary, then the copy.
+  A = shift(A, tessera::index<2>(0, 1), boundary::zero) + A;
+  for (long i = 0; i < 13; ++i)
+    for (long j = 0; j < 9; ++j) CHECK(A(i, j) == (j + 1 < 9 ? ea(i, j + 1) : 0.0) + ea(i, j));
+  const std::string t = explain(A, shift(A, tessera::index<2>(0, 1), boundary::zero));
+  CHECK(t.find("a shift reads neighbours") != std::string::npos);
+  // Interior-only update through sections (no boundary): B[1:-1, 1:-1] = 4 A - neighbours.
+  array<double, 2> Ai = tt::make<double>(ea), B(13, 9);
+  const extent<2> in(11, 7);
+  assign(B.section(tessera::index<2>(1, 1), in),
+         4.0 * Ai.section(tessera::index<2>(1, 1), in) - Ai.section(tessera::index<2>(0, 1), in) -
+             Ai.section(tessera::index<2>(2, 1), in) - Ai.section(tessera::index<2>(1, 0), in) -
+             Ai.section(tessera::index<2>(1, 2), in));
+  for (long i = 0; i < 13; ++i)
+    for (long j = 0; j < 9; ++j) {
+      const bool interior = i >= 1 && i < 12 && j >= 1 && j < 8;
+      const double w =
+          interior ? 4 * ea(i, j) - ea(i - 1, j) - ea(i + 1, j) - ea(i, j - 1) - ea(i, j + 1) : 0.0;
+      CHECK(B(i, j) == w);
+    }
+  // Reductions read shifts too.
+  CHECK(sum(shift(Ai, tessera::index<2>(5, 5), boundary::periodic)) == doctest::Approx(ea.sum()));
+}
+
+TEST_CASE("shift: offsets out of range are rejected before any kernel runs") {
+  array<float, 1> A(4);
+  CHECK_THROWS_WITH_AS(shift(A, tessera::index<1>(1 << 20), boundary::zero),
+                       doctest::Contains("tessera::shift"), shape_error);
+}
+
+// --- untiled per-element kernels ----------------------------------------------------------------
+
+TEST_CASE("untiled parallel_for_each(extent, kernel(index)): every element once, ranks 1-3") {
+  for (long n : {0L, 1L, 4095L, 4096L, 4097L, 10001L}) {
+    CAPTURE(n);
+    array<int, 1> A(n), B(n);
+    B = generate(
+        B.extent, TESSERA_KERNEL(const tessera::index<1>& i) { return int(i[0] % 97); });
+    A = 1;
+    parallel_for_each(
+        A.extent, TESSERA_KERNEL(const tessera::index<1>& i) { A[i] += 2 * B[i]; });
+    const auto a = A.to_vector();
+    for (long i = 0; i < n; ++i) CHECK(a[std::size_t(i)] == 1 + 2 * int(i % 97));
+  }
+  for (long r : {1L, 3L, 17L})
+    for (long c : {1L, 5L, 66L}) {
+      CAPTURE(r);
+      CAPTURE(c);
+      array<long, 2> M(r, c);
+      parallel_for_each(
+          M.extent, TESSERA_KERNEL(const tessera::index<2>& i) { M[i] += i[0] * 1000 + i[1]; });
+      const auto m = M.to_vector();
+      for (long q = 0; q < r * c; ++q) CHECK(m[std::size_t(q)] == (q / c) * 1000 + q % c);
+      array<long, 3> T(2, r, c);
+      parallel_for_each(
+          T.extent, TESSERA_KERNEL(const tessera::index<3>& i) {
+            T[i] = i[0] * 1000000 + i[1] * 1000 + i[2];
+          });
+      const auto t = T.to_vector();
+      for (long q = 0; q < 2 * r * c; ++q)
+        CHECK(t[std::size_t(q)] == (q / (r * c)) * 1000000 + ((q / c) % r) * 1000 + q % c);
+    }
 }

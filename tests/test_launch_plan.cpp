@@ -119,6 +119,17 @@ TEST_CASE("Tier 1: every kernel family launches as planned") {
                      A.section(index<2>(1, 1), inner) + A.section(index<2>(2, 3), inner));
     check_assignment(D, A + A.section(index<2>(0, 0), D.extent));
   }
+  SUBCASE("a star stencil of shifts, and a shift of a matmul (materialized first)") {
+    check_assignment(D, 0.5f * A + 0.125f * (shift(A, index<2>(-1, 0), boundary::zero) +
+                                             shift(A, index<2>(1, 0), boundary::clamp) +
+                                             shift(A, index<2>(0, -2), boundary::mirror) +
+                                             shift(A, index<2>(0, 2), boundary::periodic)));
+    check_assignment(C, shift(matmul(A, B), index<2>(1, 1), boundary::constant(1)) + C);
+  }
+  SUBCASE("C + matmul(A, B) into C: accumulated in place on CPUs") {
+    check_assignment(C, C + matmul(A, B));
+    check_assignment(C, matmul(A, B) + C);
+  }
   SUBCASE("elementwise with a generated operand and a fill") {
     check_assignment(
         D, A + generate(

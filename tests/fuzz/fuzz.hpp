@@ -174,6 +174,59 @@ using tessera::tile_reduce;
 using tessera::transpose;
 using tessera::where;
 
+/// ramp(x): the generated operand (i, j) -> i - 2 j (exact in every element type) with x's
+/// extent and element type, on both sides.
+template <class T>
+struct ramp_fn {
+  KOKKOS_INLINE_FUNCTION T operator()(const tessera::index<2>& i) const {
+    return T(i[0] - 2 * i[1]);
+  }
+};
+template <class X>
+auto ramp(const X& x) {
+  if constexpr (std::is_same_v<std::remove_cvref_t<X>, rv>) {
+    rv r{x.v};
+    for (Eigen::Index i = 0; i < r.v.rows(); ++i)
+      for (Eigen::Index j = 0; j < r.v.cols(); ++j) r.v(i, j) = double(i - 2 * j);
+    return r;
+  } else {
+    using T = std::remove_const_t<typename tessera::impl::expr_t<X>::value_type>;
+    return tessera::generate(x.get_extent(), ramp_fn<T>{});
+  }
+}
+/// shifted(x, di, dj, b): tessera::shift on Tessera operands, the same reads on references.
+template <class X>
+auto shifted(const X& x, index_type di, index_type dj, tessera::boundary::policy b) {
+  if constexpr (std::is_same_v<std::remove_cvref_t<X>, rv>) {
+    const index_type m = x.v.rows(), n = x.v.cols();
+    auto inside = [&](index_type j, index_type len) -> index_type {
+      if (j >= 0 && j < len) return j;
+      switch (b.k) {
+        case tessera::boundary::kind::clamp:
+          return j < 0 ? 0 : len - 1;
+        case tessera::boundary::kind::periodic:
+          return ((j % len) + len) % len;
+        case tessera::boundary::kind::mirror: {
+          const index_type q = ((j % (2 * len)) + 2 * len) % (2 * len);
+          return q < len ? q : 2 * len - 1 - q;
+        }
+        default:
+          return -1;
+      }
+    };
+    rv r{x.v};
+    for (index_type i = 0; i < m; ++i)
+      for (index_type j = 0; j < n; ++j) {
+        const index_type si = inside(i + di, m), sj = inside(j + dj, n);
+        r.v(i, j) = si < 0 || sj < 0 ? (b.k == tessera::boundary::kind::constant ? b.value : 0.0)
+                                     : x.v(si, sj);
+      }
+    return r;
+  } else {
+    return tessera::shift(x, tessera::index<2>(di, dj), b);
+  }
+}
+
 /// max works as a tile_reduce operation on both sides.
 struct op_max {
   template <class A, class B>
@@ -476,6 +529,26 @@ inline auto catalogue() {
                       [](auto a, auto b, auto c, auto s) { return where(a < b, s, c); }),
       make_pattern<2, mixed>("mixed: where(a > c, a, 0.5)", same,
                              [](auto a, auto, auto c, auto) { return where(a > c, a, 0.5); }),
+      // Generated operands and stencils (shift with every boundary policy).
+      make_pattern<2>("a * s + ramp(a)", same,
+                      [](auto a, auto, auto, auto s) { return a * s + ramp(a); }),
+      make_pattern<2>("ramp(b) - transpose(c)", transposed_c,
+                      [](auto, auto b, auto c, auto) { return ramp(b) - transpose(c); }),
+      make_pattern<2>("star: a * s - shifts of b (zero, clamp, periodic, mirror)", same,
+                      [](auto a, auto b, auto, auto s) {
+                        return a * s - (shifted(b, 1, 0, tessera::boundary::zero) +
+                                        shifted(b, -1, 0, tessera::boundary::clamp) +
+                                        shifted(b, 0, 2, tessera::boundary::periodic) +
+                                        shifted(b, 0, -2, tessera::boundary::mirror));
+                      }),
+      make_pattern<2>("shifted(a, 3, -1, constant(2)) * c", same,
+                      [](auto a, auto, auto c, auto) {
+                        return shifted(a, 3, -1, tessera::boundary::constant(2)) * c;
+                      }),
+      make_pattern<2>("shifted(matmul(a, b), 1, 1, periodic) + c", mm,
+                      [](auto a, auto b, auto c, auto) {
+                        return shifted(matmul(a, b), 1, 1, tessera::boundary::periodic) + c;
+                      }),
       make_pattern<1>("rank 1: where(a < b, a * s, b - c)", r1,
                       [](auto a, auto b, auto c, auto s) { return where(a < b, a * s, b - c); }),
       make_pattern<3>("rank 3: relu(a * b - c) + s", r3,
@@ -486,7 +559,16 @@ inline constexpr int pattern_count = std::tuple_size_v<catalogue_t>;
 
 // --- one case ------------------------------------------------------------------------------------
 
-enum class mode { existing, eval, construct, empty_array, alias_output, overlapping_views, count };
+enum class mode {
+  existing,
+  eval,
+  construct,
+  empty_array,
+  alias_output,
+  overlapping_views,
+  compound,
+  count
+};
 inline const char* to_string(mode m) {
   switch (m) {
     case mode::existing:
@@ -501,6 +583,8 @@ inline const char* to_string(mode m) {
       return "output aliases operand a";
     case mode::overlapping_views:
       return "overlapping sections of one buffer";
+    case mode::compound:
+      return "D = 3 (fill), D -= e, D *= 2";
     case mode::count:
       break;
   }
@@ -759,6 +843,22 @@ outcome run_typed(const P& p, const case_desc& cd, rng_t& shape_rng) {
         }
         o.skipped = true;
         return o;
+      }
+      case mode::compound: {
+        // A fill and two compound assignments: D = 3; D -= e; D *= 2 (reference: 2 (3 - e)).
+        if constexpr (std::is_same_v<V, bool>) {
+          o.skipped = true;
+          return o;
+        }
+        tessera::array<V, N> D(e.get_extent());
+        D = 3;
+        D -= e;
+        D *= 2;
+        got = D.to_vector();
+        const ref2 w = (3.0 - want) * 2.0;
+        outcome r = compare<V>(got, w, sh.growth, u);
+        r.shape = o.shape;
+        return r;
       }
       case mode::count:
         break;

@@ -59,6 +59,8 @@ template <class E>
 constexpr int frontier_size() {
   if constexpr (!is_elementwise(E::traits)) {
     return 1;
+  } else if constexpr (E::traits.reads_neighbours) {
+    return 0;  // its operand's non-elementwise nodes are materialized (fusion.hpp)
   } else {
     using C = children_t<E>;
     return children_frontier_size<C>(std::make_index_sequence<std::tuple_size_v<C>>{});
@@ -69,6 +71,8 @@ template <class E>
 constexpr void collect_frontier(node_traits* out, int& n) {
   if constexpr (!is_elementwise(E::traits)) {
     out[n++] = E::traits;
+  } else if constexpr (E::traits.reads_neighbours) {
+    // the frontier stops here (frontier_size)
   } else {
     using C = children_t<E>;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
@@ -177,7 +181,11 @@ int build(const E& e, expr_graph& g, name_table& names, const tessera::impl::cap
       n.with_output = classify(b, dst);
       n.contiguous = contiguous(b);
     } else {
-      n.label = E::label();
+      n.label = e.label();
+    }
+    if constexpr (E::traits.kind == node_kind::shift) {
+      for (int d = 0; d < E::rank; ++d) n.offset.push_back(e.offset[d]);
+      n.boundary = boundary::to_string(e.bc.k);
     }
     if constexpr (E::traits.kind == node_kind::tile_reduce) {
       n.reduce_tile[0] = E::rows;
@@ -238,6 +246,10 @@ std::array<std::int64_t, fingerprint_size<E>> fingerprint(
       while (cls < nseen && seen[cls] != b.data) ++cls;
       if (cls == nseen) seen[nseen++] = b.data;
       key[k + 7] = cls;
+    } else if constexpr (requires { n.plan_key(); }) {
+      const auto pk = n.plan_key();
+      key[k + 6] = pk[0];
+      key[k + 7] = pk[1];
     }
     k += 8;
     for_each_child(n, [&](const auto& c) { self(self, c); });

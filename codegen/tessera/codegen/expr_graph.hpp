@@ -37,6 +37,9 @@ struct graph_node {
   overlap with_output = overlap::none;
   /// Terminals: every row contiguous with the next (the buffer is one contiguous block).
   bool contiguous = true;
+  /// Shifts: the offset per dimension and the boundary policy's name.
+  std::vector<std::int64_t> offset;
+  std::string boundary;
 };
 
 /// Nodes in pre-order (root = 0); children refer to indices.

@@ -139,6 +139,9 @@ struct kernel_plan {
   /// packed matmul whose output has another element type than the matmul: it accumulates in a
   /// workspace of the matmul's type, and one more launch stores the epilogue, converted
   bool matmul_workspace = false;
+  /// packed matmul computing `C + matmul(A, B)` into C: it adds into C's prior contents
+  /// (BLAS beta = 1) and the epilogue is the identity; no temporary
+  bool matmul_accumulates_output = false;
   std::int64_t k_step = 0;        ///< generic tiled matmul: K elements loaded per step (0: tile[0])
   std::int64_t reduce_chunk = 0;  ///< reduction: elements one iteration folds
 };

@@ -11,6 +11,7 @@
 #include <tessera/codegen/passes/scratch.hpp>
 #include <tessera/codegen/passes/threads.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -37,16 +38,80 @@ inline std::string describe_node(const expr_graph& g, int n) {
   return s;
 }
 
-/// True when the kernel rooted at `root` evaluates a generated node (generate(), fill()) of
-/// rank >= 2 inline: its value needs the index, which a flat loop would divide back out of the
+/// True when the kernel rooted at `root` evaluates inline a node of rank >= 2 whose value
+/// needs the index (generate(), fill(), shift()): a flat loop would divide it back out of the
 /// element number, so the kernel walks rows instead.
-inline bool reads_generated_index(const expr_graph& g, const fusion_result& f, int root, int n) {
+inline bool needs_index(const expr_graph& g, const fusion_result& f, int root, int n) {
   if (n != root && f.role[n] == node_role::materialized) return false;
   const graph_node& nd = g.nodes[n];
-  if (nd.traits.kind == node_kind::generate && nd.extent.size() >= 2) return true;
+  if ((nd.traits.kind == node_kind::generate || nd.traits.reads_neighbours) &&
+      nd.extent.size() >= 2)
+    return true;
   for (int c : nd.children)
-    if (reads_generated_index(g, f, root, c)) return true;
+    if (needs_index(g, f, root, c)) return true;
   return false;
+}
+
+/// How a kernel reads one input buffer: its reads' offsets (shifts above the terminal, summed
+/// along the path from the kernel's root) and boundary policies.
+struct input_reads {
+  std::string name, dtype;
+  int reads = 0;
+  std::vector<std::int64_t> lo, hi;  ///< smallest and largest offset per dimension
+  std::vector<std::string> boundaries;
+};
+inline void collect_reads(const expr_graph& g, const fusion_result& f, int root, int n,
+                          std::vector<std::int64_t> off, const std::string& bc,
+                          std::vector<input_reads>& out) {
+  const graph_node& nd = g.nodes[n];
+  const bool materialized = n != root && f.role[n] == node_role::materialized;
+  if (materialized || nd.traits.kind == node_kind::terminal) {
+    const std::string name =
+        nd.traits.kind == node_kind::terminal ? nd.label : "tmp" + std::to_string(n);
+    auto it =
+        std::find_if(out.begin(), out.end(), [&](const input_reads& r) { return r.name == name; });
+    if (it == out.end()) {
+      out.push_back({name, nd.dtype, 0, off, off, {}});
+      it = out.end() - 1;
+    }
+    ++it->reads;
+    const std::size_t dims = std::max(off.size(), it->lo.size());
+    off.resize(dims, 0);
+    it->lo.resize(dims, 0);
+    it->hi.resize(dims, 0);
+    for (std::size_t d = 0; d < dims; ++d) {
+      it->lo[d] = std::min(it->lo[d], off[d]);
+      it->hi[d] = std::max(it->hi[d], off[d]);
+    }
+    if (!bc.empty() &&
+        std::find(it->boundaries.begin(), it->boundaries.end(), bc) == it->boundaries.end())
+      it->boundaries.push_back(bc);
+    return;
+  }
+  std::string b = bc;
+  if (nd.traits.reads_neighbours) {
+    off.resize(nd.offset.size(), 0);
+    for (std::size_t d = 0; d < nd.offset.size(); ++d) off[d] += nd.offset[d];
+    b = nd.boundary;
+  }
+  for (int c : nd.children) collect_reads(g, f, root, c, off, b, out);
+}
+/// The plan's line for an input buffer: "input", or for a stencil operand (read at several
+/// offsets) "input; stencil operand: 5 reads, halo -1..+1 x -2..+2, boundary zero".
+inline std::string input_role(const input_reads& r) {
+  bool shifted = false;
+  for (std::size_t d = 0; d < r.lo.size(); ++d) shifted = shifted || r.lo[d] != 0 || r.hi[d] != 0;
+  if (!shifted) return r.reads > 1 ? "input, read " + std::to_string(r.reads) + " times" : "input";
+  std::string s = "input; stencil operand: " + std::to_string(r.reads) +
+                  (r.reads == 1 ? " read" : " reads") + ", halo ";
+  for (std::size_t d = 0; d < r.lo.size(); ++d)
+    s += (d ? " x " : "") + std::to_string(r.lo[d]) + ".." + (r.hi[d] >= 0 ? "+" : "") +
+         std::to_string(r.hi[d]);
+  if (!r.boundaries.empty()) {
+    s += ", boundary ";
+    for (std::size_t i = 0; i < r.boundaries.size(); ++i) s += (i ? "/" : "") + r.boundaries[i];
+  }
+  return s;
 }
 
 inline bool log_passes() {
@@ -79,23 +144,24 @@ inline lowered lower(const expr_graph& g, const target& t) {
     // 4. scratch placement
     place_scratch(k, body, t, "tessera code generator: kernel " + k.name);
     // 5. thread mapping (elementwise kernels: a flat loop unless an operand is a section or
-    // a generated node needs the index)
+    // a generated or shifted node needs the index)
     bool sections = false;
     for (int in : ks.inputs)
       if (g.nodes[in].traits.kind == node_kind::terminal && !g.nodes[in].contiguous)
         sections = true;
-    k.flat_index = !sections && !reads_generated_index(g, out.fusion, ks.root, ks.root);
+    k.flat_index = !sections && !needs_index(g, out.fusion, ks.root, ks.root);
     map_threads(k, g, ks, t);
     k.label = "tessera::" + std::string(to_string(ks.family)) + " " + describe_node(g, ks.root);
     if (!k.tile.empty()) k.label += " tile " + list_dims(k.tile);
     if (!k.flat_index && ks.family == kernel_family::elementwise)
-      k.mapping +=
-          sections ? " (an operand is a section)" : " (a generated operand needs the index)";
-    for (int in : ks.inputs)
-      k.buffers.push_back({g.nodes[in].traits.kind == node_kind::terminal
-                               ? g.nodes[in].label
-                               : "tmp" + std::to_string(in),
-                           g.nodes[in].dtype, memory_space_kind::global, 0, 0, "input"});
+      k.mapping += sections ? " (an operand is a section)"
+                            : " (a generated or shifted operand needs the index)";
+    // One line per input buffer however many times the kernel reads it (shifts of one array
+    // are one stencil operand, with its halo and boundary).
+    std::vector<input_reads> reads;
+    collect_reads(g, out.fusion, ks.root, ks.root, {}, "", reads);
+    for (const auto& r : reads)
+      k.buffers.push_back({r.name, r.dtype, memory_space_kind::global, 0, 0, input_role(r)});
     k.buffers.push_back({ks.writes_temporary ? "tmp" + std::to_string(ks.root) : "out",
                          stored_dtype(g, ks.root, ks.writes_temporary), memory_space_kind::global,
                          0, 0, "output"});

@@ -7,7 +7,10 @@
 ///  * `ev.flat(c, k)` — element k of the row-major order (only when the plan says every operand
 ///    is contiguous, `kernel_plan` of the elementwise family);
 ///  * `ev.at(c, idx)` — element at index<N> idx; rank 2 also `ev.at(c, i, j)`;
-///  * `ev.visit_staged(f)` — calls f(t) for every transpose staged by this kernel.
+///  * `ev.visit_staged(f)` — calls f(t) for every transpose staged by this kernel;
+///  * `ev.visit_shifts(o, f)` — calls f(offset, extent) for every shift evaluated inline, with
+///    its offset from the index being computed (o plus the offsets of the shifts above it)
+///    and its operand's extent.
 /// The context carries what the fused kernel computed for this element: `c.acc` (the value of
 /// the kernel's matmul / tile_reduce core) and the staged tiles (`c.staged[slot]`, leading
 /// dimension `c.ld`, origin `c.oi`, `c.oj` of the output block).
@@ -31,10 +34,14 @@ using tessera::fusion_role;
 /// (GPU kernels). MatmulCore: the kernel is a matmul kernel whose expression holds one matmul
 /// node, which is therefore its core: that node's value is `acc`, known at compile time (so
 /// the epilogue has no per-element test and vectorizes).
-template <class Acc, int S, bool OutputOrder = false, bool MatmulCore = false>
+template <class Acc, int S, bool OutputOrder = false, bool MatmulCore = false,
+          bool Interior = false>
 struct ectx {
   static constexpr bool output_order = OutputOrder;
   static constexpr bool matmul_core = MatmulCore;
+  /// Every shift evaluated with this context reads inside its operand (the CPU rows kernel
+  /// proved it for the columns it evaluates so): no boundary tests.
+  static constexpr bool interior = Interior;
   Acc acc{};
   void* staged[S] = {};
   int ld = 0;
@@ -113,6 +120,8 @@ struct eval<terminal<A>> {
   TESSERA_FORCEINLINE index_type row_stride() const { return r.s[0]; }
   template <class F>
   TESSERA_INLINE void visit_staged(F&&) const {}
+  template <class O, class F>
+  TESSERA_INLINE void visit_shifts(const O&, F&&) const {}
 };
 
 template <class T>
@@ -134,6 +143,8 @@ struct eval<scalar_node<T>> {
   }
   template <class F>
   TESSERA_INLINE void visit_staged(F&&) const {}
+  template <class O, class F>
+  TESSERA_INLINE void visit_shifts(const O&, F&&) const {}
 };
 
 /// A copy of functor F that is default constructible and assignable, as evaluators must be
@@ -194,6 +205,73 @@ struct eval<generate_node<F, N>> {
   }
   template <class G>
   TESSERA_INLINE void visit_staged(G&&) const {}
+  template <class O, class G>
+  TESSERA_INLINE void visit_shifts(const O&, G&&) const {}
+};
+
+/// A shift: the operand's evaluator read at i + offset, with the boundary policy outside.
+template <class A>
+struct eval<shift_node<A>> {
+  static constexpr int N = A::rank;
+  using T = typename A::value_type;
+  eval<A> a;
+  index<N> off;
+  extent<N> ext;
+  boundary::kind k = boundary::kind::zero;
+  T value{};
+  eval() = default;
+  eval(const shift_node<A>& e, int id, const build_ctx& b)
+      : a(make_eval(e.a, child_id<0, shift_node<A>>(id), b)),
+        off(e.offset),
+        ext(e.a.get_extent()),
+        k(e.bc.k),
+        value(static_cast<T>(e.bc.value)) {}
+  /// Index j (outside [0, n)) mapped inside by the clamp, periodic or mirror policy.
+  TESSERA_FORCEINLINE index_type inside(index_type j, index_type n) const {
+    if (k == boundary::kind::clamp) return j < 0 ? 0 : n - 1;
+    if (k == boundary::kind::periodic) {
+      const index_type m = j % n;
+      return m < 0 ? m + n : m;
+    }
+    index_type m = j % (2 * n);  // mirror: period 2n, the edge repeated
+    if (m < 0) m += 2 * n;
+    return m < n ? m : 2 * n - 1 - m;
+  }
+  template <class C>
+  TESSERA_FORCEINLINE T at(const C& c, const index<N>& i) const {
+    if constexpr (C::interior) return T(a.at(c, i + off));
+    index<N> j;
+    bool in = true;
+    for (int d = 0; d < N; ++d) {
+      j[d] = i[d] + off[d];
+      in = in && j[d] >= 0 && j[d] < ext[d];
+    }
+    if (in) return T(a.at(c, j));
+    if (k == boundary::kind::zero) return T(0);
+    if (k == boundary::kind::constant) return value;
+    for (int d = 0; d < N; ++d)
+      if (j[d] < 0 || j[d] >= ext[d]) j[d] = inside(j[d], ext[d]);
+    return T(a.at(c, j));
+  }
+  template <class C>
+  TESSERA_FORCEINLINE T at(const C& c, index_type i, index_type j) const {
+    return at(c, index<2>(i, j));
+  }
+  /// Flat element k (the plan gives kernels reading a shift of rank >= 2 rows, not a flat loop).
+  template <class C>
+  TESSERA_FORCEINLINE T flat(const C& c, index_type q) const {
+    return at(c, tessera::impl::unflatten(ext, q));
+  }
+  template <class F>
+  TESSERA_INLINE void visit_staged(F&& f) const {
+    a.visit_staged(f);
+  }
+  template <class O, class F>
+  TESSERA_INLINE void visit_shifts(const O& o, F&& f) const {
+    const index<N> at_operand = o + off;
+    f(at_operand, ext);
+    a.visit_shifts(at_operand, f);
+  }
 };
 
 template <class Op, class A>
@@ -217,6 +295,10 @@ struct eval<unary_node<Op, A>> {
   template <class F>
   TESSERA_INLINE void visit_staged(F&& f) const {
     a.visit_staged(f);
+  }
+  template <class O, class F>
+  TESSERA_INLINE void visit_shifts(const O& o, F&& f) const {
+    a.visit_shifts(o, f);
   }
 };
 
@@ -245,6 +327,11 @@ struct eval<binary_node<Op, A, B>> {
   TESSERA_INLINE void visit_staged(F&& f) const {
     a.visit_staged(f);
     b.visit_staged(f);
+  }
+  template <class O, class F>
+  TESSERA_INLINE void visit_shifts(const O& o, F&& f) const {
+    a.visit_shifts(o, f);
+    b.visit_shifts(o, f);
   }
 };
 
@@ -278,6 +365,12 @@ struct eval<where_node<Cn, A, B>> {
     a.visit_staged(f);
     b.visit_staged(f);
   }
+  template <class O, class F>
+  TESSERA_INLINE void visit_shifts(const O& o, F&& f) const {
+    c.visit_shifts(o, f);
+    a.visit_shifts(o, f);
+    b.visit_shifts(o, f);
+  }
 };
 
 /// Common part of matmul / tile_reduce evaluators: a node that is either the fused core
@@ -309,6 +402,8 @@ struct special_eval {
   }
   template <class F>
   TESSERA_INLINE void visit_staged(F&&) const {}
+  template <class O, class F>
+  TESSERA_INLINE void visit_shifts(const O&, F&&) const {}
 };
 
 template <class A, class B>
@@ -398,6 +493,9 @@ struct eval<transpose_node<A>> {
   TESSERA_INLINE void visit_staged(F&& f) const {
     if (staged) f(*this);
   }
+  /// Shifts below a transpose are read by the staging code or a kernel of their own.
+  template <class O, class F>
+  TESSERA_INLINE void visit_shifts(const O&, F&&) const {}
   /// Stages row r of the operand block: staged[r][ii] = in(oj + r, oi + ii), ii < n, a
   /// contiguous read of the operand's row (GPU layout). Rows past the operand are skipped.
   template <class Cx>

@@ -34,6 +34,16 @@ TESSERA_HOST_FORCEINLINE T tree_combine(T* v, const Op& op) {
 template <class Op>
 inline constexpr bool lane_wise_op = ops::reduction_of<Op> != ops::reduction_kind::other;
 
+/// True for expressions `X + matmul(...)` or `matmul(...) + X` with X an array operand: the
+/// form a packed matmul can compute by adding into X when X is the output (the plan decides
+/// at run time, from memory ranges).
+template <class E>
+inline constexpr bool accumulate_form = false;
+template <class X, class M>
+inline constexpr bool accumulate_form<binary_node<ops::add, X, M>> =
+    (X::traits.kind == node_kind::terminal && M::traits.kind == node_kind::matmul) ||
+    (M::traits.kind == node_kind::terminal && X::traits.kind == node_kind::matmul);
+
 /// The CPU kernel families of execution space Space (see backends/backend.hpp for the
 /// interface every backend implements).
 template <class Space>
@@ -90,8 +100,45 @@ struct kernels {
     const index_type n = ext.size();
     if (n == 0) return;
     if (!k.flat_index) {
-      // Some operand is a section: rows of the last dimension, each a contiguous vector loop.
+      // Some operand is a section, a generated node or a shift: rows of the last dimension,
+      // each a contiguous vector loop.
       const index_type cols = ext[N - 1], rows = n / cols;
+      using E = typename eval::expr_of<Ev>::type;
+      if constexpr (codegen::kind_count<E, node_kind::shift>() > 0 &&
+                    codegen::kind_count<E, node_kind::custom>() == 0) {
+        // Shifts: each row splits into the columns where every shift reads inside its
+        // operand (evaluated without boundary tests: contiguous loads that vectorize) and the
+        // edges (the boundary policy applies). A row where a shift reads outside its operand
+        // in an outer dimension is all edge.
+        backends::impl::launch(k.label, range(exec, 0, rows), [=](index_type r) {
+          const ctx<char, S> c;
+          const eval::ectx<char, S, true, false, true> inner;
+          index<N> i = tessera::impl::unflatten(ext, r * cols);
+          index_type lo = 0, hi = cols;
+          ev.visit_shifts(index<N>(), [&](const index<N>& o, const extent<N>& x) {
+            for (int d = 0; d < N - 1; ++d)
+              if (i[d] + o[d] < 0 || i[d] + o[d] >= x[d]) hi = lo;
+            lo = lo > -o[N - 1] ? lo : -o[N - 1];
+            hi = hi < x[N - 1] - o[N - 1] ? hi : x[N - 1] - o[N - 1];
+          });
+          if (hi < lo) hi = lo;
+          if (lo > cols) lo = hi = cols;
+          T* o = &out.at(i);
+          for (index_type j = 0; j < lo; ++j) {
+            i[N - 1] = j;
+            o[j] = static_cast<T>(ev.at(c, i));
+          }
+          for (index_type j = lo; j < hi; ++j) {
+            i[N - 1] = j;
+            o[j] = static_cast<T>(ev.at(inner, i));
+          }
+          for (index_type j = hi; j < cols; ++j) {
+            i[N - 1] = j;
+            o[j] = static_cast<T>(ev.at(c, i));
+          }
+        });
+        return;
+      }
       backends::impl::launch(k.label, range(exec, 0, rows), [=](index_type r) {
         const ctx<char, S> c;
         index<N> i = tessera::impl::unflatten(ext, r * cols);
@@ -246,6 +293,20 @@ struct kernels {
                            (in_place ? "accumulates in a workspace" : "accumulates in its output") +
                            ", but the kernel stores " + tessera::impl::scalar_type_name<OT>() +
                            " from a " + tessera::impl::scalar_type_name<T>() + " matmul");
+        if (k.matmul_accumulates_output) {
+          // out = out + matmul(A, B) (the plan checked the expression's shape and that out is
+          // that operand): the matmul adds into out, the epilogue is the identity.
+          if constexpr (in_place && accumulate_form<typename eval::expr_of<Ev>::type>) {
+            host::gemm<T>(
+                exec, ext[0], ext[1], A.cols, A.p, A.ld, B.p, B.ld, out.p, out.s[0],
+                [](index_type, index_type, T acc) { return acc; }, k.gemm, k.label, true);
+            return;
+          } else {
+            throw plan_error("tessera: plan '" + k.name +
+                             "' accumulates into its output, but the expression is not "
+                             "C + matmul(A, B) of the output's type");
+          }
+        }
         if constexpr (in_place) {
           host::gemm<T>(
               exec, ext[0], ext[1], A.cols, A.p, A.ld, B.p, B.ld, out.p, out.s[0],

@@ -36,6 +36,9 @@ struct kernel_spec {
   std::vector<int> staged;  ///< transposes staged through scratch
   std::vector<int> inputs;  ///< nodes read from global memory (terminals, temporaries)
   bool writes_temporary = false;
+  /// A packed CPU matmul whose kernel computes `out + matmul(...)` into `out` itself: the
+  /// matmul adds into the output's prior contents (BLAS beta = 1), no temporary.
+  bool accumulates_output = false;
   /// Role of `root` inside this kernel (core/staged when the root is itself a matmul,
   /// tile_reduce or transpose); consumers of a temporary see it as materialized.
   node_role root_role = node_role::inline_elementwise;
@@ -57,6 +60,20 @@ inline void frontier(const expr_graph& g, int n, std::vector<int>& out) {
   }
   for (int c : g.nodes[n].children) frontier(g, c, out);
 }
+/// The kernel frontier of `n`: as frontier(), but stopping at nodes that read their operand at
+/// other indices (shift), whose own frontier goes to `below` (computed into temporaries: a
+/// kernel core's value or a staged tile exists only at the index being computed).
+inline void kernel_frontier(const expr_graph& g, int n, std::vector<int>& out,
+                            std::vector<int>& below) {
+  const node_traits& t = g.nodes[n].traits;
+  if (!is_elementwise(t)) {
+    out.push_back(n);
+  } else if (t.reads_neighbours) {
+    for (int c : g.nodes[n].children) frontier(g, c, below);
+  } else {
+    for (int c : g.nodes[n].children) kernel_frontier(g, c, out, below);
+  }
+}
 
 /// True when matmul's operand `n` is read directly (a contiguous array of the matmul's type).
 inline bool direct_matmul_operand(const expr_graph& g, int n) {
@@ -72,14 +89,14 @@ struct fuser {
     kernel_spec k;
     k.root = root;
     k.writes_temporary = temp;
-    std::vector<int> front;
-    frontier(g, root, front);
+    std::vector<int> front, below_shift;
+    kernel_frontier(g, root, front, below_shift);
     std::vector<node_traits> traits;
     for (int n : front) traits.push_back(g.nodes[n].traits);
     const fused_kernel decision = fuse_frontier(traits.data(), int(traits.size()));
     k.family = decision.family;
     k.core = decision.core >= 0 ? front[std::size_t(decision.core)] : -1;
-    std::vector<int> to_materialize;
+    std::vector<int> to_materialize = below_shift;
     for (int n : front) {
       if (n == k.core) continue;
       if (staged_in(decision, g.nodes[n].traits)) {
@@ -117,12 +134,14 @@ struct fuser {
   /// Does a kernel read output-overlapping memory unsafely below node n?
   /// Only the last kernel writes the output; nodes it reads through temporaries were computed
   /// before anything was written, so the scan stops at them.
-  void scan_alias(int n, bool under_special, bool packed_matmul_kernel) {
+  void scan_alias(int n, bool under_special, bool packed_matmul_kernel, bool under_shift = false) {
     if (n != 0 && r.role[n] == node_role::materialized) return;
     const graph_node& nd = g.nodes[n];
     if (nd.traits.kind == node_kind::terminal && nd.with_output != overlap::none) {
       const char* why = nullptr;
-      if (under_special)
+      if (under_shift)
+        why = "a shift reads neighbours of the elements the output overwrites";
+      else if (under_special)
         why = "a matmul, transpose or tile_reduce reads memory the output overlaps";
       else if (nd.with_output == overlap::partial)
         why = "an operand partly overlaps the output (read at other indices than written)";
@@ -134,22 +153,43 @@ struct fuser {
       }
     }
     const bool special = under_special || !is_elementwise(nd.traits);
-    for (int c : nd.children) scan_alias(c, special, packed_matmul_kernel);
+    const bool shifted = under_shift || nd.traits.reads_neighbours;
+    for (int c : nd.children) scan_alias(c, special, packed_matmul_kernel, shifted);
   }
 };
 }  // namespace impl
 
 /// \param g [in] the expression (terminals classified against the destination's memory)
 /// \param t [in] the target (a packed CPU matmul accumulates in its output)
+/// True when the output's kernel computes `C + matmul(A, B)` (either order) with C the output
+/// itself, read at the index written, of the matmul's element type, and the matmul is the
+/// kernel's packed core: the matmul can add into C in place (BLAS beta = 1).
+inline bool accumulates_into_output(const expr_graph& g, const kernel_spec& k, bool packed) {
+  if (!packed || k.root != 0 || k.writes_temporary) return false;
+  const graph_node& root = g.nodes[0];
+  if (root.traits.kind != node_kind::binary || root.label != "+" || root.children.size() != 2)
+    return false;
+  const int a = root.children[0], b = root.children[1];
+  const int other = a == k.core ? b : b == k.core ? a : -1;
+  if (other < 0) return false;
+  const graph_node& c = g.nodes[other];
+  return c.traits.kind == node_kind::terminal && c.with_output == overlap::same &&
+         c.dtype == g.nodes[k.core].dtype && g.out_dtype == g.nodes[k.core].dtype;
+}
+
 inline fusion_result fuse(const expr_graph& g, const target& t) {
   fusion_result r;
   r.role.assign(g.nodes.size(), node_role::inline_elementwise);
   impl::fuser f{g, r};
   f.plan_kernel(0, false);
-  const kernel_spec& last = r.kernels.back();
+  kernel_spec& last = r.kernels.back();
   const bool packed =
       last.family == kernel_family::matmul && uses_packed_matmul(t, g.nodes[last.core]);
-  f.scan_alias(0, false, packed);
+  last.accumulates_output = accumulates_into_output(g, last, packed);
+  // An output the matmul accumulates into is not read by the epilogue: no hazard from it.
+  f.scan_alias(0, false, packed && !last.accumulates_output);
+  // Another hazard (C += matmul(C, B)): the kernel writes a temporary, computed whole.
+  if (r.output_aliases_input) last.accumulates_output = false;
   return r;
 }
 

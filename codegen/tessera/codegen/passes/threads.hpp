@@ -106,6 +106,11 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
                     " in registers; one launch per (column panel, K block), each after a "
                     "RangePolicy launch packing the B panel";
         k.matmul_workspace = stored_dtype(g, s.root, s.writes_temporary) != mm.dtype;
+        k.matmul_accumulates_output = s.accumulates_output;
+        if (s.accumulates_output)
+          k.mapping +=
+              "; the first K block adds into the output's prior contents (C + A B in "
+              "place, BLAS beta = 1)";
         if (k.matmul_workspace)
           k.mapping += "; then one iteration per output row storing the epilogue of the " +
                        mm.dtype + " workspace as " + stored_dtype(g, s.root, s.writes_temporary);

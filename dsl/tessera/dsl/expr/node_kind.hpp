@@ -16,6 +16,7 @@ enum class node_kind {
   terminal,
   scalar,
   generate,
+  shift,
   unary,
   binary,
   where,
@@ -51,11 +52,21 @@ struct node_traits {
   fusion_role role = fusion_role::elementwise;
   kernel_family family = kernel_family::elementwise;  ///< of the kernel it is core or staged in
   int core_precedence = 0;  ///< among cores on one frontier the highest wins (first on a tie)
+  /// An elementwise node that reads its operand at other indices than the one it computes
+  /// (shift): a kernel's frontier stops at it, every non-elementwise node below it is computed
+  /// into a temporary first, and an operand below it that overlaps the output is a hazard.
+  bool reads_neighbours = false;
 };
 
 /// Traits of an elementwise node of kind k.
 constexpr node_traits elementwise_node(node_kind k) {
-  return {k, fusion_role::elementwise, kernel_family::elementwise, 0};
+  return {k, fusion_role::elementwise, kernel_family::elementwise, 0, false};
+}
+/// Traits of an elementwise node of kind k reading its operand at other indices (shift).
+constexpr node_traits neighbour_node(node_kind k) {
+  node_traits t = elementwise_node(k);
+  t.reads_neighbours = true;
+  return t;
 }
 /// True for nodes evaluated one element at a time inside their consumer's kernel.
 constexpr bool is_elementwise(const node_traits& t) {
@@ -71,6 +82,8 @@ inline const char* to_string(node_kind k) {
       return "scalar";
     case node_kind::generate:
       return "generate";
+    case node_kind::shift:
+      return "shift";
     case node_kind::unary:
       return "unary";
     case node_kind::binary:

@@ -17,6 +17,8 @@
 #include <tessera/dsl/expr/node_kind.hpp>
 #include <tessera/dsl/expr/ops.hpp>
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -205,6 +207,76 @@ struct binary_node : expr_base<binary_node<Op, A, B>> {
   static std::string label() { return Op::symbol; }
 };
 
+/// Boundary policies of shift(): what a read outside the operand's extent returns (Halide's
+/// BoundaryConditions are the model). With n the extent of a dimension and j the index read:
+///  * `zero`: T(0);  `constant(v)`: v converted to T;
+///  * `clamp`: the nearest edge element (j < 0 reads 0, j >= n reads n - 1; Halide's
+///    repeat_edge);
+///  * `periodic`: j mod n (Halide's repeat_image);
+///  * `mirror`: reflected about the edge, the edge repeated (-1 reads 0, -2 reads 1, n reads
+///    n - 1; Halide's mirror_image), for any distance (period 2n).
+namespace boundary {
+enum class kind { zero, constant, clamp, periodic, mirror };
+/// A boundary policy (its value is used by `constant` only).
+struct policy {
+  kind k = kind::zero;
+  double value = 0.0;
+};
+inline constexpr policy zero{kind::zero, 0.0};
+inline constexpr policy clamp{kind::clamp, 0.0};
+inline constexpr policy periodic{kind::periodic, 0.0};
+inline constexpr policy mirror{kind::mirror, 0.0};
+/// Reads outside the operand return v (converted to the element type).
+constexpr policy constant(double v) {
+  return {kind::constant, v};
+}
+inline const char* to_string(kind k) {
+  switch (k) {
+    case kind::zero:
+      return "zero";
+    case kind::constant:
+      return "constant";
+    case kind::clamp:
+      return "clamp";
+    case kind::periodic:
+      return "periodic";
+    case kind::mirror:
+      return "mirror";
+  }
+  return "?";
+}
+}  // namespace boundary
+
+/// `shift(a, d, b)`: element i is a(i + d), same extent as a; reads outside a follow the
+/// boundary policy b. A stencil is a sum of shifts of one operand.
+template <class A>
+struct shift_node : expr_base<shift_node<A>> {
+  static constexpr node_traits traits = neighbour_node(node_kind::shift);
+  using value_type = typename A::value_type;
+  static constexpr int rank = A::rank;
+  static_assert(rank >= 1, "tessera::shift: the operand must be an array or an expression");
+  A a;
+  index<rank> offset;
+  boundary::policy bc;
+  shift_node(const A& x, const index<rank>& d, boundary::policy b) : a(x), offset(d), bc(b) {}
+  extent<rank> get_extent() const { return a.get_extent(); }
+  auto children() const { return std::tie(a); }
+  /// "shift(+1,-2; clamp)"
+  std::string label() const {
+    std::string s = "shift(";
+    for (int d = 0; d < rank; ++d)
+      s += (d ? "," : "") + std::string(offset[d] >= 0 ? "+" : "") + std::to_string(offset[d]);
+    return s + "; " + boundary::to_string(bc.k) + ")";
+  }
+  /// What the plan depends on beyond the type and extents (plan-cache fingerprint): the
+  /// offsets (printed in plans) and the policy.
+  std::array<std::int64_t, 2> plan_key() const {
+    std::int64_t packed = 0;
+    for (int d = 0; d < rank; ++d) packed = (packed << 21) | (offset[d] & ((1 << 21) - 1));
+    return {packed, static_cast<std::int64_t>(bc.k)};
+  }
+};
+
 /// `where(c, a, b)`: a where c is true, else b (elementwise; scalars broadcast).
 template <class C, class A, class B>
 struct where_node : expr_base<where_node<C, A, B>> {
@@ -251,7 +323,7 @@ struct matmul_node : expr_base<matmul_node<A, B>> {
                 "tessera::matmul_node: operands of one element type (matmul() converts them)");
   /// A kernel core (elementwise ops above it are its epilogue), ahead of tile_reduce.
   static constexpr node_traits traits = {node_kind::matmul, fusion_role::core,
-                                         kernel_family::matmul, 2};
+                                         kernel_family::matmul, 2, false};
   A a;
   B b;
   matmul_node(const A& x, const B& y) : a(x), b(y) {
@@ -269,7 +341,7 @@ template <class A>
 struct transpose_node : expr_base<transpose_node<A>> {
   /// Staged through scratch by a tiled elementwise kernel without a core.
   static constexpr node_traits traits = {node_kind::transpose, fusion_role::staged,
-                                         kernel_family::staged_transpose, 0};
+                                         kernel_family::staged_transpose, 0, false};
   using value_type = typename A::value_type;
   static constexpr int rank = 2;
   static_assert(A::rank == 2, "tessera::transpose: the operand must be rank 2");
@@ -288,7 +360,7 @@ struct tile_reduce_node : expr_base<tile_reduce_node<R, C, Op, A, Mean>> {
   static_assert(A::rank == 2, "tessera::tile_reduce<R,C>: the operand must be rank 2");
   /// A kernel core (its elementwise input is its prologue, ops above it its epilogue).
   static constexpr node_traits traits = {node_kind::tile_reduce, fusion_role::core,
-                                         kernel_family::tile_reduce, 1};
+                                         kernel_family::tile_reduce, 1, false};
   using value_type = typename A::value_type;
   using op_type = Op;
   static constexpr int rank = 2;
@@ -388,6 +460,30 @@ void compound_assign(const D& dst, const E& e, compound_tag<Op>) {
     assign(dst, dst / e);
 }
 }  // namespace impl
+
+/// `shift(e, d, b)`: the expression whose element i is e(i + d) (same extent as e), reads
+/// outside e following boundary policy b (boundary::zero, constant(v), clamp, periodic,
+/// mirror). A star stencil of radius 1 on A, full grid, zero outside:
+///   `B = 0.5f * A + 0.125f * (shift(A, index<2>(-1, 0), boundary::zero) + shift(A,
+///   index<2>(1, 0), boundary::zero) + shift(A, index<2>(0, -1), boundary::zero) + shift(A,
+///   index<2>(0, 1), boundary::zero))` — one kernel. Interior-only updates use sections
+///   instead (`A.section(...)`, no boundary).
+/// Evaluated inside its consumer's kernel; non-elementwise parts of e (matmul, transpose,
+/// tile_reduce) are computed into a temporary first, and a destination overlapping e gets a
+/// temporary (a kernel would read neighbours it already wrote).
+/// \param d [in] offset per dimension (any sign and size)
+/// 	hrows shape_error when |d| does not fit in 2^11 (before any kernel runs)
+template <class E, int N>
+requires impl::expression_like<E>
+auto shift(const E& e, const index<N>& d, boundary::policy b) {
+  using X = impl::expr_t<E>;
+  static_assert(X::rank == N, "tessera::shift: the offset's rank must be the operand's");
+  for (int k = 0; k < N; ++k)
+    if (d[k] <= -(1 << 20) || d[k] >= (1 << 20))
+      throw shape_error("tessera::shift: offset " + to_string(d) +
+                        " out of range (each component in (-2^20, 2^20))");
+  return shift_node<X>(impl::as_expr(e), d, b);
+}
 
 /// `matmul(A, B)`: (M x K) x (K x N) -> (M x N), in the common type of the element types
 /// (float x double is a double product; int x float a float one), as C++'s usual arithmetic

@@ -29,12 +29,14 @@ namespace tessera::backends::host {
 ///        gives C(i, j) = ep(i, j, 0))
 /// \param A [in] row-major, A(i, k) = A[i * lda + k]; lda >= K
 /// \param B [in] row-major, B(k, j) = B[k * ldb + j]; ldb >= N
-/// \param C [out] row-major, C(i, j) = C[i * ldc + j]; ldc >= N; its prior contents are
-///        ignored. @pre C does not overlap A or B.
+/// \param C [in,out] row-major, C(i, j) = C[i * ldc + j]; ldc >= N; its prior contents are
+///        ignored, or, with add_to_c, added to (C = ep(i, j, C + A B): BLAS beta = 1).
+///        @pre C does not overlap A or B.
 /// \param ep [in] the epilogue
 /// \param p [in] launch parameters (plan<T>(M, N, K, blocking, threads)); mc, nc multiples of
 ///        MR, NR; the packed mc x kc block fits scratch level 1
 /// \param label [in] Kokkos label of the main launches (the B-panel packing adds " (pack B)")
+/// \param add_to_c [in] accumulate into C's prior contents (the first K block adds to C)
 /// \throws shape_error negative M, N or K; lda < K, ldb < N or ldc < N; blocking values <= 0.
 ///         Thrown before anything is read or written.
 /// \throws resource_error more than INT_MAX / 64 row blocks, before anything runs.
@@ -51,7 +53,8 @@ namespace tessera::backends::host {
 template <class T, class Space, class Epilogue>
 void gemm(const Space& exec, index_type M, index_type N, index_type K, const T* A, index_type lda,
           const T* B, index_type ldb, T* C, index_type ldc, const Epilogue& ep,
-          const codegen::gemm_params& p, const std::string& label = "tessera::host::gemm") {
+          const codegen::gemm_params& p, const std::string& label = "tessera::host::gemm",
+          bool add_to_c = false) {
   using S = impl::micro_tile<T>;
   constexpr int MR = S::MR, NR = S::NR;
   static_assert(std::is_invocable_r_v<T, const Epilogue&, index_type, index_type, T>,
@@ -84,7 +87,8 @@ void gemm(const Space& exec, index_type M, index_type N, index_type K, const T* 
     backends::impl::launch(label + " (K=0)",
                            Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, M),
                            [=](index_type i) {
-                             for (index_type j = 0; j < N; ++j) C[i * ldc + j] = ep(i, j, T(0));
+                             for (index_type j = 0; j < N; ++j)
+                               C[i * ldc + j] = ep(i, j, add_to_c ? C[i * ldc + j] : T(0));
                            });
     exec.fence();
     return;
@@ -113,7 +117,7 @@ void gemm(const Space& exec, index_type M, index_type N, index_type K, const T* 
     const index_type panels_per_split = (n_panels + splits - 1) / splits;
     for (index_type pc = 0; pc < K; pc += kc) {
       const index_type kb = std::min(kc, K - pc);
-      const bool accumulate = pc > 0, finish = pc + kb == K;
+      const bool accumulate = pc > 0 || add_to_c, finish = pc + kb == K;
       const T* const bsrc = B + pc * ldb + jc;
       backends::impl::launch(
           label + " (pack B)",
