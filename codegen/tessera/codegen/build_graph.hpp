@@ -183,9 +183,9 @@ int build(const E& e, expr_graph& g, name_table& names, const tessera::impl::cap
     } else {
       n.label = e.label();
     }
-    if constexpr (E::traits.kind == node_kind::shift) {
+    if constexpr (E::traits.reads_neighbours) {
       for (int d = 0; d < E::rank; ++d) n.offset.push_back(e.offset[d]);
-      n.boundary = boundary::to_string(e.bc.k);
+      n.boundary = e.boundary_name();
     }
     if constexpr (E::traits.kind == node_kind::tile_reduce) {
       n.reduce_tile[0] = E::rows;

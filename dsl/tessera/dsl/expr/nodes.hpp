@@ -264,10 +264,18 @@ struct shift_node : expr_base<shift_node<A>> {
   /// "shift(+1,-2; clamp)"
   std::string label() const {
     std::string s = "shift(";
-    for (int d = 0; d < rank; ++d)
-      s += (d ? "," : "") + std::string(offset[d] >= 0 ? "+" : "") + std::to_string(offset[d]);
-    return s + "; " + boundary::to_string(bc.k) + ")";
+    for (int d = 0; d < rank; ++d) {
+      if (d) s += ',';
+      if (offset[d] >= 0) s += '+';
+      s += std::to_string(offset[d]);
+    }
+    s += "; ";
+    s += boundary_name();
+    s += ')';
+    return s;
   }
+  /// The boundary policy's name, as plans print it.
+  std::string boundary_name() const { return boundary::to_string(bc.k); }
   /// What the plan depends on beyond the type and extents (plan-cache fingerprint): the
   /// offsets (printed in plans) and the policy.
   std::array<std::int64_t, 2> plan_key() const {
