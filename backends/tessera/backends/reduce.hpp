@@ -109,16 +109,18 @@ std::string explain(reduction r, const E& e, const Args&... args) {
 /// \return the sum, as T.
 ///         Accuracy, float: with s the exact sum and A = sum |x_i|, the error is at most
 ///         2^-24 |s| (the final rounding) + 4 * 2^-24 A (float blocks of 16, pairwise) +
-///         (2^8 + 4 + n / 2^16) * 2^-53 A (double lanes and chunk combine; 2^6 and n / 2^14 in
-///         reproducible mode): for n = 2^28 that is 2^-24 |s| + 4.0001 * 2^-24 A, against ceil(log2
-///         n) * 2^-24 A = 28 * 2^-24 A for pairwise float summation and (n - 1) * 2^-24 A for a
-///         plain float loop; for every n >= 256 (the smallest with a float block) 4 <= log2 n, and
-///         below that the error is the final rounding plus n * 2^-53 A. double: 2^-53 |s| + 3 *
-///         2^-53 A + (n 2^-53)^2 A (blocks of 8, then compensated lanes). Integers: exact while the
-///         sum fits in 64 bits, then converted to T (modulo 2^bits when T is narrower).
+///         (2^8 + 4 + n / 2^16) * 2^-53 A (double lanes and chunk combine; 2^6 and n / 2^14
+///         in reproducible mode): for n = 2^28 that is 2^-24 |s| + 4.0001 * 2^-24 A, against
+///         ceil(log2 n) * 2^-24 A = 28 * 2^-24 A for pairwise float summation and
+///         (n - 1) * 2^-24 A for a plain float loop; for every n >= 256 (the smallest with a
+///         float block) 4 <= log2 n, and below that the error is the final rounding plus
+///         n * 2^-53 A.
+///         double: 2^-53 |s| + 3 * 2^-53 A + (n 2^-53)^2 A (blocks of 8, then compensated
+///         lanes). Integers: exact while the sum fits in 64 bits, then converted to T (modulo
+///         2^bits when T is narrower).
 /// \throws shape_error on a negative extent (before any kernel runs)
-/// Cost: one Kokkos parallel_reduce over ceil(n / 2^16) chunks (CPUs); on host backends a chunk is
-/// one vectorized loop, and the sum runs at memory bandwidth (2^28 floats, 1 thread: within a
+/// Cost: one Kokkos parallel_reduce over ceil(n / 2^16) chunks on CPUs, each one vectorized
+/// loop, and the sum runs at memory bandwidth (2^28 floats, 1 thread: within a
 /// few percent of Eigen's `VectorXf::sum()`, see examples/05_huge_sum). The grouping of chunk
 /// results depends on the thread count, so the last bit may change with it: see
 /// sum(e, reproducible).

@@ -126,8 +126,11 @@ codegen::kernel_plan plan(const tiled_extent<T...>& te, const F& kernel) {
 }
 
 /// Element-parallel launch: `kernel(index<N>)` once per point of `e` (C++ AMP's untiled
-/// parallel_for_each), on a Kokkos RangePolicy (rank 1) or MDRangePolicy (ranks 2, 3) of
-/// `exec`. An empty extent is a no-op.
+/// parallel_for_each), on `exec`: GPU backends a Kokkos RangePolicy (rank 1) or MDRangePolicy
+/// (ranks 2, 3) over the points; CPU backends a RangePolicy over rows of the last dimension
+/// (rank 1: chunks of 4096 points) whose loops vectorize. As in C++ AMP the points are
+/// independent: a point reading what another writes is a race (CPU loops assume none). An
+/// empty extent is a no-op.
 /// \param kernel [in] TESSERA_KERNEL(const tessera::index<N>& idx) { ... } or a functor
 /// \throws shape_error on a negative extent; usage_error when Kokkos is not running
 template <launchable_space Space, int N, class F>

@@ -160,6 +160,16 @@ TESSERA_INLINE constexpr void contiguous_strides(const extent<N>& e, index_type*
 /// usage_error: copy the data or use an array_view). Layout is row-major (LayoutRight).
 /// \tparam T element type (arithmetic or trivially copyable)  \tparam N rank, 1..3
 namespace impl {
+/// Throws shape_error naming `fn` unless origin and e are non-negative and origin + e lies
+/// inside `whole` (the sections of arrays and views).
+template <int N>
+void check_section(const char* fn, const index<N>& origin, const extent<N>& e,
+                   const extent<N>& whole) {
+  for (int d = 0; d < N; ++d)
+    if (origin[d] < 0 || e[d] < 0 || origin[d] + e[d] > whole[d])
+      throw shape_error(std::string(fn) + ": origin " + to_string(origin) + " and extent " +
+                        to_string(e) + " exceed the extent " + to_string(whole));
+}
 /// Selects the operation of `dst op= e` (array and array_view; nodes.hpp evaluates it).
 template <char Op>
 struct compound_tag {};

@@ -188,11 +188,7 @@ class array_view {
   /// The sub-view of `e` elements starting at `origin`.
   /// \throws shape_error when origin + e exceeds the extent or anything is negative
   array_view section(const index<N>& origin, const tessera::extent<N>& e) const {
-    for (int d = 0; d < N; ++d)
-      if (origin[d] < 0 || e[d] < 0 || origin[d] + e[d] > extent[d])
-        throw shape_error("tessera::array_view::section: origin " + to_string(origin) +
-                          " and extent " + to_string(e) + " exceed the view's extent " +
-                          to_string(extent));
+    impl::check_section("tessera::array_view::section", origin, e, extent);
     array_view r(*this);
     r.extent = e;
     index_type off = 0;
@@ -462,10 +458,7 @@ class array_view {
 
 template <class T, int N>
 array_view<T, N> array<T, N>::section(const index<N>& origin, const tessera::extent<N>& e) const {
-  for (int d = 0; d < N; ++d)
-    if (origin[d] < 0 || e[d] < 0 || origin[d] + e[d] > extent[d])
-      throw shape_error("tessera::array::section: origin " + to_string(origin) + " and extent " +
-                        to_string(e) + " exceed the array's extent " + to_string(extent));
+  impl::check_section("tessera::array::section", origin, e, extent);
   return array_view<T, N>(*this).section(origin, e);
 }
 template <class T, int N>

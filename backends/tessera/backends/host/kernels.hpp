@@ -101,20 +101,20 @@ struct kernels {
     if (n == 0) return;
     if (!k.flat_index) {
       // Some operand is a section, a generated node or a shift: rows of the last dimension,
-      // each a contiguous vector loop.
+      // each a contiguous vector loop. With shifts, each row splits into the columns where
+      // every shift reads inside its operand (evaluated without boundary tests: contiguous
+      // loads that vectorize) and the edges (the boundary policy applies); a row where a shift
+      // reads outside its operand in an outer dimension is all edge.
       const index_type cols = ext[N - 1], rows = n / cols;
       using E = typename eval::expr_of<Ev>::type;
-      if constexpr (codegen::kind_count<E, node_kind::shift>() > 0 &&
-                    codegen::kind_count<E, node_kind::custom>() == 0) {
-        // Shifts: each row splits into the columns where every shift reads inside its
-        // operand (evaluated without boundary tests: contiguous loads that vectorize) and the
-        // edges (the boundary policy applies). A row where a shift reads outside its operand
-        // in an outer dimension is all edge.
-        backends::impl::launch(k.label, range(exec, 0, rows), [=](index_type r) {
-          const ctx<char, S> c;
-          const eval::ectx<char, S, true, false, true> inner;
-          index<N> i = tessera::impl::unflatten(ext, r * cols);
-          index_type lo = 0, hi = cols;
+      constexpr bool split = codegen::kind_count<E, node_kind::shift>() > 0 &&
+                             codegen::kind_count<E, node_kind::custom>() == 0;
+      backends::impl::launch(k.label, range(exec, 0, rows), [=](index_type r) {
+        const ctx<char, S> c;
+        index<N> i = tessera::impl::unflatten(ext, r * cols);
+        index_type lo = cols, hi = cols;  // the interior columns [lo, hi)
+        if constexpr (split) {
+          lo = 0;
           ev.visit_shifts(index<N>(), [&](const index<N>& o, const extent<N>& x) {
             for (int d = 0; d < N - 1; ++d)
               if (i[d] + o[d] < 0 || i[d] + o[d] >= x[d]) hi = lo;
@@ -123,27 +123,20 @@ struct kernels {
           });
           if (hi < lo) hi = lo;
           if (lo > cols) lo = hi = cols;
-          T* o = &out.at(i);
-          for (index_type j = 0; j < lo; ++j) {
-            i[N - 1] = j;
-            o[j] = static_cast<T>(ev.at(c, i));
-          }
+        }
+        T* o = &out.at(i);
+        for (index_type j = 0; j < lo; ++j) {
+          i[N - 1] = j;
+          o[j] = static_cast<T>(ev.at(c, i));
+        }
+        if constexpr (split) {
+          const eval::ectx<char, S, true, false, true> inner;
           for (index_type j = lo; j < hi; ++j) {
             i[N - 1] = j;
             o[j] = static_cast<T>(ev.at(inner, i));
           }
-          for (index_type j = hi; j < cols; ++j) {
-            i[N - 1] = j;
-            o[j] = static_cast<T>(ev.at(c, i));
-          }
-        });
-        return;
-      }
-      backends::impl::launch(k.label, range(exec, 0, rows), [=](index_type r) {
-        const ctx<char, S> c;
-        index<N> i = tessera::impl::unflatten(ext, r * cols);
-        T* o = &out.at(i);
-        for (index_type j = 0; j < cols; ++j) {
+        }
+        for (index_type j = hi; j < cols; ++j) {
           i[N - 1] = j;
           o[j] = static_cast<T>(ev.at(c, i));
         }

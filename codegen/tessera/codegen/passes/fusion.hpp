@@ -20,6 +20,7 @@
 #include <tessera/codegen/expr_graph.hpp>
 #include <tessera/codegen/fusion_rule.hpp>
 #include <tessera/codegen/kernel_plan.hpp>
+#include <tessera/dsl/expr/ops.hpp>
 
 #include <string>
 #include <vector>
@@ -167,7 +168,8 @@ struct fuser {
 inline bool accumulates_into_output(const expr_graph& g, const kernel_spec& k, bool packed) {
   if (!packed || k.root != 0 || k.writes_temporary) return false;
   const graph_node& root = g.nodes[0];
-  if (root.traits.kind != node_kind::binary || root.label != "+" || root.children.size() != 2)
+  if (root.traits.kind != node_kind::binary || root.label != ops::add::symbol ||
+      root.children.size() != 2)
     return false;
   const int a = root.children[0], b = root.children[1];
   const int other = a == k.core ? b : b == k.core ? a : -1;
