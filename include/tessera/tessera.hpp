@@ -13,6 +13,7 @@
 #include <tessera/dsl/array.hpp>
 #include <tessera/dsl/array_view.hpp>
 #include <tessera/dsl/atomics.hpp>
+#include <tessera/dsl/boundary.hpp>
 #include <tessera/dsl/config.hpp>
 #include <tessera/dsl/copy.hpp>
 #include <tessera/dsl/errors.hpp>

@@ -125,21 +125,26 @@ codegen::kernel_plan plan(const tiled_extent<T...>& te, const F& kernel) {
   return backends::impl::plan_launch<space>("parallel_for_each", te, kernel, true);
 }
 
-/// Element-parallel launch: `kernel(index<N>)` once per point of `e` (C++ AMP's untiled
-/// parallel_for_each), on `exec`: GPU backends a Kokkos RangePolicy (rank 1) or MDRangePolicy
-/// (ranks 2, 3) over the points; CPU backends a RangePolicy over rows of the last dimension
-/// (rank 1: chunks of 4096 points) whose loops vectorize. As in C++ AMP the points are
-/// independent: a point reading what another writes is a race (CPU loops assume none). An
-/// empty extent is a no-op.
-/// \param kernel [in] TESSERA_KERNEL(const tessera::index<N>& idx) { ... } or a functor
+/// Element-parallel launch: `kernel(index<N>)` once per point of the sub-domain `dom` (C++
+/// AMP's untiled parallel_for_each; `dom` may be a whole extent), on `exec`: GPU backends a
+/// Kokkos RangePolicy (rank 1) or MDRangePolicy (ranks 2, 3) over the points; CPU backends a
+/// RangePolicy over rows of the last dimension (rank 1: chunks of 4096 points) whose loops
+/// vectorize. As in C++ AMP the points are independent: a point reading what another writes
+/// is a race (CPU loops assume none). An empty extent is a no-op.
+/// \param dom [in] the points: an extent<N> (from (0, ...)) or a sub_domain<N> (e.g.
+///        `interior(A.extent, R)`: no point closer than R to an edge, so a radius-R stencil
+///        needs no bounds tests)
+/// \param kernel [in] TESSERA_KERNEL(const tessera::index<N>& idx) { ... } or a functor; idx
+///        is the global index (origin included)
 /// \throws shape_error on a negative extent; usage_error when Kokkos is not running
 template <launchable_space Space, int N, class F>
-void parallel_for_each(const Space& exec, const extent<N>& e, const F& kernel) {
+void parallel_for_each(const Space& exec, const sub_domain<N>& dom, const F& kernel) {
   static_assert(std::is_invocable_v<const F&, const index<N>&>,
                 "parallel_for_each(extent<N>, kernel): the kernel must be callable as "
                 "kernel(index<N>)");
   backends::impl::check_device_kernel<F>();
   tessera::impl::require_runtime("parallel_for_each");
+  const extent<N> e = dom.extent;
   for (int d = 0; d < N; ++d)
     if (e[d] < 0) throw shape_error("parallel_for_each: negative extent " + to_string(e));
   if (e.size() == 0) return;
@@ -147,6 +152,7 @@ void parallel_for_each(const Space& exec, const extent<N>& e, const F& kernel) {
   const std::string label = "tessera::parallel_for_each<" + std::to_string(N) + ">";
   backends::impl::profiling_region region(label);
   backends::impl::element_functor<F, N> fn{backends::impl::device_copy(kernel)};
+  const index<N> o = dom.origin;
   if constexpr (!tessera::impl::tile_mapping<Space>::thread_per_logical) {
     // CPU backends: one iteration per row of the last dimension (rank 1: per chunk of 4096
     // elements), each a loop of its own in two copies, as tile kernels' phases: outside the
@@ -155,51 +161,36 @@ void parallel_for_each(const Space& exec, const extent<N>& e, const F& kernel) {
     constexpr index_type chunk = 4096;
     const index_type cols = N == 1 ? chunk : e[N - 1];
     const index_type iterations = N == 1 ? (e[0] + chunk - 1) / chunk : e.size() / e[N - 1];
-    const extent<N> x = e;
     backends::impl::launch(
         label, Kokkos::RangePolicy<space, Kokkos::IndexType<index_type>>(exec, 0, iterations),
-        [fn, x, cols](index_type r) {
-          index_type j0 = 0, j1 = cols;
-          index<N> i;
-          if constexpr (N == 1) {
-            j0 = r * cols;
-            j1 = j0 + cols < x[0] ? j0 + cols : x[0];
-          } else {
-            i = tessera::impl::unflatten(x, r * cols);
-          }
-          auto at = [&](index_type j) {
-            index<N> k = i;
-            k[N - 1] = j;
-            return k;
-          };
-          if (tessera::impl::hooked_run_active()) {
-            for (index_type j = j0; j < j1; ++j) fn.kernel(at(j));
-          } else {
-            TESSERA_IVDEP
-            for (index_type j = j0; j < j1; ++j) {
-              TESSERA_HOST_ASSUME(!tessera::impl::hooked_run_active());
-              fn.kernel(at(j));
-            }
-          }
-        });
+        backends::impl::element_rows_functor<F, N>{fn.kernel, e, o, cols});
     return;
   }
   if constexpr (N == 1) {
     backends::impl::launch(
-        label, Kokkos::RangePolicy<space, Kokkos::IndexType<index_type>>(exec, 0, e[0]), fn);
+        label, Kokkos::RangePolicy<space, Kokkos::IndexType<index_type>>(exec, o[0], o[0] + e[0]),
+        fn);
   } else if constexpr (N == 2) {
     Kokkos::parallel_for(
         label,
-        Kokkos::MDRangePolicy<space, Kokkos::Rank<2>, Kokkos::IndexType<index_type>>(exec, {0, 0},
-                                                                                     {e[0], e[1]}),
+        Kokkos::MDRangePolicy<space, Kokkos::Rank<2>, Kokkos::IndexType<index_type>>(
+            exec, {o[0], o[1]}, {o[0] + e[0], o[1] + e[1]}),
         fn);
   } else {
     Kokkos::parallel_for(
         label,
         Kokkos::MDRangePolicy<space, Kokkos::Rank<3>, Kokkos::IndexType<index_type>>(
-            exec, {0, 0, 0}, {e[0], e[1], e[2]}),
+            exec, {o[0], o[1], o[2]}, {o[0] + e[0], o[1] + e[1], o[2] + e[2]}),
         fn);
   }
+}
+template <launchable_space Space, int N, class F>
+void parallel_for_each(const Space& exec, const extent<N>& e, const F& kernel) {
+  parallel_for_each(exec, sub_domain<N>(e), kernel);
+}
+template <int N, class F>
+void parallel_for_each(const sub_domain<N>& dom, const F& kernel) {
+  parallel_for_each(execution_space(), dom, kernel);
 }
 template <int N, class F>
 void parallel_for_each(const extent<N>& e, const F& kernel) {

@@ -22,6 +22,7 @@
 /// the launch's validation dry run before any kernel runs.
 #pragma once
 
+#include <tessera/dsl/boundary.hpp>
 #include <tessera/dsl/host_context.hpp>
 #include <tessera/dsl/tile_mapping.hpp>
 #include <tessera/dsl/tiled_extent.hpp>
@@ -263,6 +264,58 @@ class tile_local_ref {
   [[no_unique_address]] mutable std::conditional_t<Slots == 1, U, none> v_{};
 };
 
+namespace impl {
+/// E[T0 + 2R][T1 + 2R]...: a tile with a halo of R points on every side.
+template <class E, int R, int... T>
+struct halo_array;
+template <class E, int R, int T0>
+struct halo_array<E, R, T0> {
+  using type = E[T0 + 2 * R];
+};
+template <class E, int R, int T0, int T1>
+struct halo_array<E, R, T0, T1> {
+  using type = E[T0 + 2 * R][T1 + 2 * R];
+};
+template <class E, int R, int T0, int T1, int T2>
+struct halo_array<E, R, T0, T1, T2> {
+  using type = E[T0 + 2 * R][T1 + 2 * R][T2 + 2 * R];
+};
+}  // namespace impl
+
+/// A tile_static buffer holding one tile of an operand plus a halo of R points on every side
+/// ((T0 + 2R) x (T1 + 2R) x ... elements), indexed by local coordinates: `h(i, j)` with
+/// -R <= i < T0 + R is the operand's element at tile_origin + (i, j). Filled by
+/// `tile_group::load_halo` (which applies a boundary policy where the tile plus halo reaches
+/// outside the operand); reads and writes are tile_static accesses (checked mode records them
+/// and reports indices outside [-R, T + R) as bounds_error).
+template <class E, int R, int... T>
+class halo_tile {
+ public:
+  static constexpr int rank = sizeof...(T);
+  static constexpr int radius = R;
+  using storage_type = tile_static_ref<typename impl::halo_array<E, R, T...>::type>;
+  using element_type = E;
+  /// The buffer's shape, (T0 + 2R, ...).
+  static constexpr extent<rank> halo_extent = extent<rank>((T + 2 * R)...);
+
+  TESSERA_INLINE explicit halo_tile(const storage_type& s) : s_(s) {}
+  /// The element at local coordinates (i, j, ...), each in [-R, T_d + R).
+  template <class... I>
+  requires(sizeof...(I) == rank &&
+           (std::is_integral_v<I> && ...)) TESSERA_FORCEINLINE tile_static_element<E>
+  operator()(I... i) const { return s_((static_cast<index_type>(i) + R)...); }
+  /// The element at local coordinates i (e.g. `h[t.local + index<2>(-1, 0)]`).
+  TESSERA_FORCEINLINE tile_static_element<E> operator[](const index<rank>& i) const {
+    return s_[i + index_type(R)];
+  }
+  /// The underlying tile_static buffer (indices shifted by R: element (0, ...) is the halo's
+  /// corner).
+  TESSERA_INLINE const storage_type& storage() const { return s_; }
+
+ private:
+  storage_type s_;
+};
+
 template <class Space, int... T>
 class basic_tile_group;
 
@@ -427,6 +480,118 @@ class basic_tile_group {
       p = reinterpret_cast<U*>(scratch_ + off);
     }
     return tile_local_ref<U, tile_size, slots>(init, p);
+  }
+
+  /// Allocates a tile_static buffer for one tile of an operand plus a halo of R points on
+  /// every side ((T0 + 2R) x ... elements of E, uninitialized); fill it with load_halo.
+  template <class E, int R>
+  TESSERA_INLINE halo_tile<E, R, T...> tile_static_halo(const char* name = nullptr) {
+    static_assert(R >= 0, "tile_group::tile_static_halo<E, R>: the halo radius R must be >= 0");
+    return halo_tile<E, R, T...>(
+        tile_static<typename impl::halo_array<E, R, T...>::type>(name ? name : "halo"));
+  }
+
+  /// Loads this tile of `src` plus its halo into `h` and waits at a tile barrier (tile_static
+  /// fence): afterwards every logical thread may read any element of `h`. Element (i, ...)
+  /// of h is src[tile_origin + (i, ...)], or what boundary policy `b` gives where that index
+  /// lies outside src (boundary::zero, constant(v), clamp, periodic, mirror). Called from
+  /// tile-uniform code; it is one phase plus one barrier (explain shows the barrier). Under the
+  /// GPU mapping logical thread l loads the halo positions congruent to it modulo the tile
+  /// (rows of T_last consecutive elements: coalesced); on CPUs the tile is copied row by row,
+  /// rows inside src as straight copies. Loading again into the same buffer needs a barrier
+  /// after the last phase that read it (checked mode reports the race otherwise).
+  /// \param src [in] an array or array_view of the tile's rank (any extent; the launch's tiles
+  ///        need not cover it)
+  template <class E, int R, class Src>
+  TESSERA_INLINE void load_halo(const halo_tile<E, R, T...>& h, const Src& src,
+                                boundary::policy b) {
+    static_assert(Src::rank == rank,
+                  "tile_group::load_halo: the operand must have the tile's rank");
+    const extent<rank> ext = src.get_extent();
+    constexpr extent<rank> H = halo_tile<E, R, T...>::halo_extent;
+    const auto& buf = h.storage();
+    if (ctx_ != nullptr || mapping::thread_per_logical) {
+      for_each([&](const index_t& t) {
+        // Logical thread `local` loads the halo positions local + k * tile_extent.
+        constexpr int dims[3] = {T...};
+        index<rank> k;
+        for (;;) {
+          index<rank> p;
+          bool in = true;
+          for (int d = 0; d < rank; ++d) {
+            p[d] = t.local[d] + k[d] * dims[d];
+            in = in && p[d] < H[d];
+          }
+          if (in) buf[p] = boundary::read<E>(src, ext, t.tile_origin + p - index_type(R), b);
+          int d = rank - 1;
+          while (d >= 0 && (k[d] + 1) * dims[d] >= H[d]) k[d--] = 0;
+          if (d < 0) break;
+          ++k[d];
+        }
+      });
+    } else {
+      // CPU mapping, fast mode: the tile plus halo row by row; a row inside src is a straight
+      // copy loop (vectorized), the others read through the boundary policy.
+      barrier.in_phase_ = true;
+      E* out = buf.data();
+      constexpr index_type W = H[rank - 1];
+      const index_type c0 = tile_origin[rank - 1] - R;
+      const bool cols_in = c0 >= 0 && c0 + W <= ext[rank - 1];
+      const index_type rows = H.size() / W;
+      for (index_type r = 0; r < rows; ++r) {
+        index<rank> g;
+        bool row_in = true;
+        index_type q = r;
+        for (int d = rank - 2; d >= 0; --d) {
+          g[d] = tile_origin[d] - R + q % H[d];
+          q /= H[d];
+          row_in = row_in && g[d] >= 0 && g[d] < ext[d];
+        }
+        E* o = out + r * W;
+        if (row_in && cols_in) {
+          if (tessera::impl::hooked_run_active()) {
+            for (index_type j = 0; j < W; ++j) {
+              g[rank - 1] = c0 + j;
+              o[j] = static_cast<E>(src[g]);
+            }
+          } else {
+            TESSERA_IVDEP
+            for (index_type j = 0; j < W; ++j) {
+              TESSERA_HOST_ASSUME(!tessera::impl::hooked_run_active());
+              index<rank> gj = g;
+              gj[rank - 1] = c0 + j;
+              o[j] = static_cast<E>(src[gj]);
+            }
+          }
+        } else {
+          for (index_type j = 0; j < W; ++j) {
+            g[rank - 1] = c0 + j;
+            o[j] = boundary::read<E>(src, ext, g, b);
+          }
+        }
+      }
+      barrier.in_phase_ = false;
+    }
+    barrier.wait_with_tile_static_memory_fence();
+  }
+
+  /// One call: allocates a halo_tile of radius R for `src`'s element type (tile_static_halo),
+  /// loads this tile of src plus its halo with boundary policy b, and waits at a tile barrier.
+  /// A 5-point stencil with one global read per point of tile plus halo:
+  /// \code
+  ///   auto a = g.load_halo<1>(A, tessera::boundary::clamp, "a");
+  ///   g.for_each([&](const tessera::tiled_index<16, 16>& t) {
+  ///     const int i = t.local[0], j = t.local[1];
+  ///     if (B.extent.contains(t.global))
+  ///       B[t.global] = 0.2f * (a(i, j) + a(i - 1, j) + a(i + 1, j) + a(i, j - 1) + a(i, j + 1));
+  ///   });
+  /// \endcode
+  template <int R, class Src>
+  TESSERA_INLINE auto load_halo(const Src& src, boundary::policy b, const char* name = nullptr) {
+    using E = std::remove_cv_t<typename Src::value_type>;
+    auto h = tile_static_halo<E, R>(name);
+    load_halo(h, src, b);
+    return h;
   }
 
   /// Runs f(tiled_index) once for every logical thread of the tile (one phase). Logical threads

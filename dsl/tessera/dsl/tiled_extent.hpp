@@ -48,11 +48,18 @@ class tiled_extent : public extent<sizeof...(T)> {
 
   constexpr tiled_extent() = default;
   TESSERA_INLINE constexpr explicit tiled_extent(const base& e) : base(e) {}
+  /// The tiles of a sub-domain: the extent e starting at global index `origin` (see
+  /// sub_domain::tile). Tile k's first logical thread has global index origin + k * tile_extent.
+  TESSERA_INLINE constexpr tiled_extent(const base& e, const index<rank>& origin)
+      : base(e), origin_(origin) {}
 
   /// The tile shape (same as tile_extent).
   TESSERA_INLINE static constexpr base get_tile_extent() { return base(T...); }
   /// The extent itself (C++ AMP's get_extent of a tiled_extent).
   TESSERA_INLINE constexpr base get_extent() const { return *this; }
+  /// Global index of the first tile's first logical thread: (0, ...) unless the tiles come
+  /// from a sub_domain. pad() and truncate() keep it.
+  TESSERA_INLINE constexpr index<rank> get_origin() const { return origin_; }
 
   /// Every extent rounded up to a multiple of its tile size. Tiles past the original extent
   /// hold logical threads whose global index lies outside it: use guarded_read/guarded_write.
@@ -88,10 +95,66 @@ class tiled_extent : public extent<sizeof...(T)> {
   }
   /// Number of tiles (the league size of a launch).
   TESSERA_INLINE constexpr index_type tile_count() const { return tile_counts().size(); }
+
+ private:
+  index<rank> origin_{};
 };
 
+/// A sub-domain: the points origin + i, 0 <= i < extent (an extent with an origin). Launching
+/// over one runs the kernel only there, e.g. on the interior of a grid, so a stencil that
+/// reads R points around each point needs no bounds tests:
+/// \code
+///   // B(i, j) = A's 5-point average on [1, n-1)^2; the border of B is not written
+///   tessera::parallel_for_each(tessera::interior(A.extent, 1),
+///                              TESSERA_KERNEL(const tessera::index<2>& i) {
+///     B[i] = 0.2f * (A[i] + A(i[0] - 1, i[1]) + A(i[0] + 1, i[1]) + A(i[0], i[1] - 1) +
+///                    A(i[0], i[1] + 1));
+///   });
+/// \endcode
+/// `sub_domain::tile<T...>()` gives the tiled form: tile k's first logical thread has global
+/// index origin + k * tile_extent (padding and truncation as for an extent; a padded sub-domain
+/// has logical threads outside it: test `dom.contains(t.global)`). Kokkos' MDRangePolicy
+/// takes the same begin/end pair.
+template <int N>
+struct sub_domain {
+  static constexpr int rank = N;
+  index<N> origin;            ///< global index of the first point (any sign)
+  tessera::extent<N> extent;  ///< points per dimension (>= 0 to launch)
+  constexpr sub_domain() = default;
+  TESSERA_INLINE constexpr sub_domain(const index<N>& o, const tessera::extent<N>& e)
+      : origin(o), extent(e) {}
+  /// The whole extent e, from (0, ...).
+  TESSERA_INLINE constexpr explicit sub_domain(const tessera::extent<N>& e) : extent(e) {}
+  /// True when origin <= i < origin + extent in every dimension.
+  TESSERA_INLINE constexpr bool contains(const index<N>& i) const {
+    for (int d = 0; d < N; ++d)
+      if (i[d] < origin[d] || i[d] >= origin[d] + extent[d]) return false;
+    return true;
+  }
+  /// The sub-domain split into tiles of T0 x T1 x T2 points (see tiled_extent).
+  template <int... T>
+  TESSERA_INLINE constexpr tiled_extent<T...> tile() const {
+    static_assert(sizeof...(T) == N,
+                  "tessera::sub_domain<N>::tile<T...>(): give exactly one tile size per dimension");
+    return tiled_extent<T...>(extent, origin);
+  }
+};
+/// The interior of extent e at distance r from every edge: origin (r, ...), extent e - 2r in
+/// every dimension (0 where e <= 2r). The points a radius-r stencil can update without reading
+/// outside e.
+template <int N>
+TESSERA_INLINE constexpr sub_domain<N> interior(const extent<N>& e, index_type r) {
+  sub_domain<N> s;
+  for (int d = 0; d < N; ++d) {
+    s.origin[d] = r;
+    s.extent[d] = e[d] > 2 * r ? e[d] - 2 * r : 0;
+  }
+  return s;
+}
+
 /// The coordinates of one logical thread in a tiled launch.
-/// `global = tile_origin + local`, `tile_origin = tile * tile_extent`. Converts to
+/// `global = tile_origin + local`, `tile_origin = origin + tile * tile_extent` (origin: the
+/// launch's sub-domain origin, usually (0, ...)). Converts to
 /// `index<rank>` (the global index), so `a[t]` reads a's element at t.global, as in C++ AMP.
 template <int... T>
 struct tiled_index {

@@ -226,17 +226,6 @@ struct eval<shift_node<A>> {
         ext(e.a.get_extent()),
         k(e.bc.k),
         value(static_cast<T>(e.bc.value)) {}
-  /// Index j (outside [0, n)) mapped inside by the clamp, periodic or mirror policy.
-  TESSERA_FORCEINLINE index_type inside(index_type j, index_type n) const {
-    if (k == boundary::kind::clamp) return j < 0 ? 0 : n - 1;
-    if (k == boundary::kind::periodic) {
-      const index_type m = j % n;
-      return m < 0 ? m + n : m;
-    }
-    index_type m = j % (2 * n);  // mirror: period 2n, the edge repeated
-    if (m < 0) m += 2 * n;
-    return m < n ? m : 2 * n - 1 - m;
-  }
   template <class C>
   TESSERA_FORCEINLINE T at(const C& c, const index<N>& i) const {
     if constexpr (C::interior) return T(a.at(c, i + off));
@@ -250,7 +239,7 @@ struct eval<shift_node<A>> {
     if (k == boundary::kind::zero) return T(0);
     if (k == boundary::kind::constant) return value;
     for (int d = 0; d < N; ++d)
-      if (j[d] < 0 || j[d] >= ext[d]) j[d] = inside(j[d], ext[d]);
+      if (j[d] < 0 || j[d] >= ext[d]) j[d] = boundary::inside(k, j[d], ext[d]);
     return T(a.at(c, j));
   }
   template <class C>

@@ -43,6 +43,7 @@ struct tile_functor {
   using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
   F kernel;
   extent<rank> tiles;  // tiles per dimension
+  index<rank> first;   // global index of tile 0's first logical thread (sub-domain origin)
   int level;
   std::size_t bytes;
 
@@ -55,7 +56,7 @@ struct tile_functor {
     for (int d = rank - 1; d >= 0; --d) {
       tile[d] = r % tiles[d];
       r /= tiles[d];
-      origin[d] = tile[d] * dims[d];
+      origin[d] = first[d] + tile[d] * dims[d];
     }
     char* scratch = nullptr;
     if (bytes) {
@@ -84,7 +85,7 @@ void launch_planned(const Space& exec, const tiled_extent<T...>& te, const F& ke
   const int level = plan.scratch_level;
   const std::size_t bytes = plan.scratch_bytes[level];
   using functor = tile_functor<F, Space, T...>;
-  functor fn{device_copy(kernel), te.tile_counts(), level, bytes};
+  functor fn{device_copy(kernel), te.tile_counts(), te.get_origin(), level, bytes};
   const auto policy = planned_team_policy(exec, plan, fn, level, bytes ? bytes + 64 : 0);
   launch(plan.label, policy, fn);
 }
@@ -103,6 +104,45 @@ struct element_functor {
   TESSERA_FLATTEN KOKKOS_INLINE_FUNCTION void operator()(index_type i, index_type j,
                                                          index_type k) const requires(N == 3) {
     kernel(index<3>(i, j, k));
+  }
+};
+
+/// Functor of the element-parallel launch on CPU backends: iteration r is row r of the
+/// sub-domain (origin o, extent x; rank 1: chunk r of `cols` points), one loop over its last
+/// dimension in two copies, as tile kernels' phases: outside the host executors no buffer has
+/// a hook, the compiler knows it, and the loop vectorizes. Flattened so that the kernel body is
+/// inlined into the loop whatever its size (a call per point stays scalar).
+template <class F, int N>
+struct element_rows_functor {
+  F kernel;
+  extent<N> x;
+  index<N> o;
+  index_type cols;
+  TESSERA_FLATTEN void operator()(index_type r) const {
+    index_type j0 = 0, j1 = cols;
+    index<N> i;
+    if constexpr (N == 1) {
+      j0 = r * cols;
+      j1 = j0 + cols < x[0] ? j0 + cols : x[0];
+    } else {
+      i = tessera::impl::unflatten(x, r * cols) + o;
+    }
+    j0 += o[N - 1];
+    j1 += o[N - 1];
+    auto at = [&](index_type j) {
+      index<N> k = i;
+      k[N - 1] = j;
+      return k;
+    };
+    if (tessera::impl::hooked_run_active()) {
+      for (index_type j = j0; j < j1; ++j) kernel(at(j));
+    } else {
+      TESSERA_IVDEP
+      for (index_type j = j0; j < j1; ++j) {
+        TESSERA_HOST_ASSUME(!tessera::impl::hooked_run_active());
+        kernel(at(j));
+      }
+    }
   }
 };
 

@@ -78,7 +78,7 @@ void run_checker(const tiled_extent<T...>& te, const F& kernel, checker_options 
     for (int d = rank - 1; d >= 0; --d) {
       tile[d] = q % counts[d];
       q /= counts[d];
-      origin[d] = tile[d] * dims[d];
+      origin[d] = te.get_origin()[d] + tile[d] * dims[d];
     }
     ctx.begin_tile(std::vector<index_type>(tile.v, tile.v + rank), r);
     try {

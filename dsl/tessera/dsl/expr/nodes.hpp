@@ -13,6 +13,7 @@
 
 #include <tessera/dsl/array.hpp>
 #include <tessera/dsl/array_view.hpp>
+#include <tessera/dsl/boundary.hpp>
 #include <tessera/dsl/errors.hpp>
 #include <tessera/dsl/expr/node_kind.hpp>
 #include <tessera/dsl/expr/ops.hpp>
@@ -206,46 +207,6 @@ struct binary_node : expr_base<binary_node<Op, A, B>> {
   auto children() const { return std::tie(a, b); }
   static std::string label() { return Op::symbol; }
 };
-
-/// Boundary policies of shift(): what a read outside the operand's extent returns (Halide's
-/// BoundaryConditions are the model). With n the extent of a dimension and j the index read:
-///  * `zero`: T(0);  `constant(v)`: v converted to T;
-///  * `clamp`: the nearest edge element (j < 0 reads 0, j >= n reads n - 1; Halide's
-///    repeat_edge);
-///  * `periodic`: j mod n (Halide's repeat_image);
-///  * `mirror`: reflected about the edge, the edge repeated (-1 reads 0, -2 reads 1, n reads
-///    n - 1; Halide's mirror_image), for any distance (period 2n).
-namespace boundary {
-enum class kind { zero, constant, clamp, periodic, mirror };
-/// A boundary policy (its value is used by `constant` only).
-struct policy {
-  kind k = kind::zero;
-  double value = 0.0;
-};
-inline constexpr policy zero{kind::zero, 0.0};
-inline constexpr policy clamp{kind::clamp, 0.0};
-inline constexpr policy periodic{kind::periodic, 0.0};
-inline constexpr policy mirror{kind::mirror, 0.0};
-/// Reads outside the operand return v (converted to the element type).
-constexpr policy constant(double v) {
-  return {kind::constant, v};
-}
-inline const char* to_string(kind k) {
-  switch (k) {
-    case kind::zero:
-      return "zero";
-    case kind::constant:
-      return "constant";
-    case kind::clamp:
-      return "clamp";
-    case kind::periodic:
-      return "periodic";
-    case kind::mirror:
-      return "mirror";
-  }
-  return "?";
-}
-}  // namespace boundary
 
 /// `shift(a, d, b)`: element i is a(i + d), same extent as a; reads outside a follow the
 /// boundary policy b. A stencil is a sum of shifts of one operand.
@@ -480,7 +441,7 @@ void compound_assign(const D& dst, const E& e, compound_tag<Op>) {
 /// tile_reduce) are computed into a temporary first, and a destination overlapping e gets a
 /// temporary (a kernel would read neighbours it already wrote).
 /// \param d [in] offset per dimension (any sign and size)
-/// 	hrows shape_error when |d| does not fit in 2^11 (before any kernel runs)
+/// \throws shape_error when a component of d is outside (-2^20, 2^20) (before any kernel runs)
 template <class E, int N>
 requires impl::expression_like<E>
 auto shift(const E& e, const index<N>& d, boundary::policy b) {
