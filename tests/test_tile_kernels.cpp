@@ -311,7 +311,8 @@ TEST_CASE("a tile larger than the backend's team limit: resource_error before an
   const auto te = out.extent.tile<32, 32>();
   const auto p = tessera::plan(te, kernel);
   using functor = backends::impl::tile_functor<decltype(kernel), execution_space, 32, 32>;
-  const functor fn{kernel, te.tile_counts(), p.scratch_level, p.scratch_bytes[p.scratch_level]};
+  const functor fn{kernel, te.tile_counts(), te.get_origin(), p.scratch_level,
+                   p.scratch_bytes[p.scratch_level]};
   const int limit = backends::impl::team_size_limit(execution_space(), fn, p.scratch_level,
                                                     p.scratch_bytes[p.scratch_level]);
   if (p.team_size <= limit) {
