@@ -16,7 +16,7 @@ using namespace tessera;
 namespace halo_tests {
 
 template <int N>
-index_type flat(const extent<N>& e, const tessera::index<N>& i) {
+TESSERA_INLINE index_type flat(const extent<N>& e, const tessera::index<N>& i) {
   index_type r = 0;
   for (int d = 0; d < N; ++d) r = r * e[d] + i[d];
   return r;

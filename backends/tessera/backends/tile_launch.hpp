@@ -54,8 +54,10 @@ inline checked_t checked_collect(std::vector<finding>& out, std::size_t max_find
 /// copied back by synchronize() or their destruction).
 /// \param exec [in] execution space instance (e.g. a CUDA stream's; any launchable_space);
 ///        the default overload uses the default execution space
-/// \param te [in] tiled extent; every extent must be a multiple of its tile size (use pad() or
-///           truncate()); an empty extent is a no-op
+/// \param te [in] tiled extent (`e.tile<T...>()`, or `dom.tile<T...>()` of a sub_domain, whose
+///           tiles start at its origin: `interior(A.extent, R).tile<16, 16>().pad()`); every
+///           extent must be a multiple of its tile size (use pad() or truncate()); an empty
+///           extent is a no-op
 /// \param kernel [in] TESSERA_KERNEL(tile_group<T...>& g) { ... } or a functor with a
 ///        TESSERA_INLINE call operator; captures by value. On another execution space than the
 ///        default, the kernel takes basic_tile_group<Space, T...>& (or auto&).
