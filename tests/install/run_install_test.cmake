@@ -1,6 +1,8 @@
 # Installs Tessera from TESSERA_BINARY_DIR into WORK_DIR/prefix, then configures, builds and runs
 # the consumer project in CONSUMER_SOURCE_DIR against it with find_package(Tessera).
-# Cross builds pass TOOLCHAIN_FILE (used for the consumer too) and EMULATOR (runs its programs).
+# Cross builds pass TOOLCHAIN_FILE (used for the consumer too) and EMULATOR (runs its programs;
+# a command with arguments, separated by '|').
+string(REPLACE "|" ";" EMULATOR "${EMULATOR}")
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 function(run)
