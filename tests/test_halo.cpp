@@ -5,7 +5,9 @@
 // checked mode), checked out by box stencils whose weights differ at every offset (integer
 // data: exact; float: 1e-6 relative); checked mode reports halo reads outside the halo, a
 // reload racing with the reads of the previous load, and global reads a sub-domain's origin
-// puts outside the operand; explain shows the halo buffer and its barrier.
+// puts outside the operand; for_each(dom, f) runs a phase for exactly the logical threads
+// inside a sub-domain (ranks 1-3, padded tiles, fast and checked); explain shows the halo
+// buffer and its barrier.
 #include "test_util.hpp"
 
 #include <string>
@@ -325,6 +327,73 @@ TEST_CASE("checked mode: halo bounds, a reload racing with reads, sub-domain ori
   CHECK_THROWS_AS(parallel_for_each(A.extent.tile<2, 2>(), star), bounds_error);  // dry run
   parallel_for_each(checked, interior(A.extent, 1).tile<2, 2>(), star);
   parallel_for_each(interior(A.extent, 1).tile<2, 2>(), star);
+}
+
+TEST_CASE("for_each(dom, f): a phase of the logical threads inside a sub-domain or extent") {
+  // Every logical thread inside dom adds its tile's number once (two phases around a barrier
+  // through a tile_static counter); the others do nothing; tiles outside dom run nothing.
+  for (const bool use_checked : {false, true})
+    for (int rep = 0; rep < 8; ++rep) {
+      const auto e = random_extent<2>(1, 40);
+      const sub_domain<2> dom = rep == 0 ? sub_domain<2>(e) : random_sub_domain(e);
+      CAPTURE(to_string(e));
+      CAPTURE(to_string(dom.origin));
+      CAPTURE(to_string(dom.extent));
+      CAPTURE(use_checked);
+      std::vector<int> init(std::size_t(e.size()), -1);
+      array<int, 2> out(e, init.begin(), init.end());
+      auto k = TESSERA_KERNEL(tile_group<4, 8> & g) {
+        auto n = g.tile_static<int[4][8]>("n");
+        g.for_each([&](const tiled_index<4, 8>& t) { n(t.local[0], t.local[1]) = 0; });
+        g.barrier.wait();
+        g.for_each(dom, [&](const tiled_index<4, 8>& t) {
+          n(t.local[0], t.local[1]) += int(t.tile[0] * 100 + t.tile[1]) + 1;
+        });
+        g.barrier.wait();
+        g.for_each(out.extent, [&](const tiled_index<4, 8>& t) {
+          if (n(t.local[0], t.local[1]) != 0) out[t.global] = n(t.local[0], t.local[1]);
+        });
+      };
+      // Tiles over the whole extent: padded, and the domain's tiles start at (0, 0).
+      const auto te = e.tile<4, 8>().pad();
+      if (use_checked)
+        parallel_for_each(checked, te, k);
+      else
+        parallel_for_each(te, k);
+      const auto got = out.to_vector();
+      for (long i = 0; i < e[0]; ++i)
+        for (long j = 0; j < e[1]; ++j) {
+          const tessera::index<2> p(i, j);
+          CHECK(got[std::size_t(i * e[1] + j)] ==
+                (dom.contains(p) ? int(i / 4 * 100 + j / 8) + 1 : -1));
+        }
+    }
+  // Rank 1 and 3, through load_halo's box stencil over random sub-domains: the clipped phase
+  // (no contains test in the kernel) writes exactly the domain.
+  for (int rep = 0; rep < 4; ++rep) {
+    const auto e1 = random_extent<1>(1, 70);
+    const auto d1 = random_sub_domain(e1);
+    std::vector<float> init(std::size_t(e1.size()), -7.f);
+    array<float, 1> o1(e1, init.begin(), init.end());
+    parallel_for_each(
+        e1.tile<8>().pad(), TESSERA_KERNEL(tile_group<8> & g) {
+          g.for_each(d1, [&](const tiled_index<8>& t) { o1[t.global] = float(t.global[0]); });
+        });
+    const auto g1 = o1.to_vector();
+    for (long i = 0; i < e1[0]; ++i)
+      CHECK(g1[std::size_t(i)] == (d1.contains(tessera::index<1>(i)) ? float(i) : -7.f));
+    const auto e3 = random_extent<3>(1, 9);
+    const auto d3 = random_sub_domain(e3);
+    std::vector<int> i3(std::size_t(e3.size()), -1);
+    array<int, 3> o3(e3, i3.begin(), i3.end());
+    parallel_for_each(
+        e3.tile<2, 2, 4>().pad(), TESSERA_KERNEL(tile_group<2, 2, 4> & g) {
+          g.for_each(d3, [&](const tiled_index<2, 2, 4>& t) { o3[t.global] = 1; });
+        });
+    const auto g3 = o3.to_vector();
+    for (index_type f = 0; f < e3.size(); ++f)
+      CHECK(g3[std::size_t(f)] == (d3.contains(tessera::impl::unflatten(e3, f)) ? 1 : -1));
+  }
 }
 
 TEST_CASE("explain: the halo buffer and the barrier of its load") {

@@ -504,12 +504,11 @@ inline row prk_stencil(const options& o, std::vector<contender>& cs, std::string
                   tessera::parallel_for_each(
                       dom.tile<16, 128>().pad(), TESSERA_KERNEL(tessera::tile_group<16, 128> & g) {
                         auto h = g.load_halo<R>(A, tessera::boundary::zero, "a");
-                        g.for_each([&](const tessera::tiled_index<16, 128>& t) {
+                        g.for_each(dom, [&](const tessera::tiled_index<16, 128>& t) {
                           const long i = t.local[0], j = t.local[1];
-                          if (dom.contains(t.global))
-                            B[t.global] =
-                                w1 * (h(i, j + 1) - h(i, j - 1) + h(i + 1, j) - h(i - 1, j)) +
-                                w2 * (h(i, j + 2) - h(i, j - 2) + h(i + 2, j) - h(i - 2, j));
+                          B[t.global] =
+                              w1 * (h(i, j + 1) - h(i, j - 1) + h(i + 1, j) - h(i - 1, j)) +
+                              w2 * (h(i, j + 2) - h(i, j - 2) + h(i + 2, j) - h(i - 2, j));
                         });
                       });
                   Kokkos::fence();

@@ -580,10 +580,9 @@ class basic_tile_group {
   /// A 5-point stencil with one global read per point of tile plus halo:
   /// \code
   ///   auto a = g.load_halo<1>(A, tessera::boundary::clamp, "a");
-  ///   g.for_each([&](const tessera::tiled_index<16, 16>& t) {
+  ///   g.for_each(B.extent, [&](const tessera::tiled_index<16, 16>& t) {  // padded tiles
   ///     const int i = t.local[0], j = t.local[1];
-  ///     if (B.extent.contains(t.global))
-  ///       B[t.global] = 0.2f * (a(i, j) + a(i - 1, j) + a(i + 1, j) + a(i, j - 1) + a(i, j + 1));
+  ///     B[t.global] = 0.2f * (a(i, j) + a(i - 1, j) + a(i + 1, j) + a(i, j - 1) + a(i, j + 1));
   ///   });
   /// \endcode
   template <int R, class Src>
@@ -619,6 +618,44 @@ class basic_tile_group {
     mapping::template for_each<T...>(*team_,
                                      [&](const index<rank>& local) { f(make_local(local)); });
     barrier.in_phase_ = false;
+  }
+
+  /// One phase run only by the logical threads whose global index lies in `dom` (C++ AMP's
+  /// `if (extent.contains(t.global))` on padded tiles, as a bound): on CPUs the phase's loop
+  /// bounds are clipped to the tile's part of dom (no per-point test: the loop vectorizes);
+  /// under the GPU mapping the other members skip the phase. A tile outside dom runs nothing.
+  template <class F>
+  TESSERA_INLINE void for_each(const sub_domain<rank>& dom, const F& f) const {
+    static_assert(std::is_invocable_v<const F&, const index_t&>,
+                  "tile_group::for_each: the body must be callable as f(const tiled_index<T...>&)");
+    constexpr int dims[3] = {T...};
+    index<rank> lo, hi;
+    for (int d = 0; d < rank; ++d) {
+      const index_type a = dom.origin[d] - tile_origin[d];
+      const index_type b = a + dom.extent[d];
+      lo[d] = a < 0 ? 0 : (a > dims[d] ? dims[d] : a);
+      hi[d] = b < lo[d] ? lo[d] : (b > dims[d] ? dims[d] : b);
+    }
+#ifndef TESSERA_DEVICE_PASS
+    if (ctx_) {
+      for_each([&](const index_t& t) {
+        bool in = true;
+        for (int d = 0; d < rank; ++d) in = in && t.local[d] >= lo[d] && t.local[d] < hi[d];
+        if (in) f(t);
+      });
+      return;
+    }
+#endif
+    barrier.in_phase_ = true;
+    mapping::template for_each_in<T...>(*team_, lo, hi,
+                                        [&](const index<rank>& local) { f(make_local(local)); });
+    barrier.in_phase_ = false;
+  }
+  /// for_each(sub_domain(e), f): the logical threads whose global index lies in extent e (e.g.
+  /// `g.for_each(B.extent, ...)` on the padded tiles of B's extent).
+  template <class F>
+  TESSERA_INLINE void for_each(const extent<rank>& e, const F& f) const {
+    for_each(sub_domain<rank>(e), f);
   }
 
   /// The host context in the planning pass and checked mode (nullptr in kernels).

@@ -12,6 +12,9 @@
 ///   template <int... T, class F>                // one phase: f(index<rank> local) for every
 ///   static void for_each(const member_type&, const F& f);   // logical thread of the tile
 ///   static void barrier(const member_type&, fence_kind);     // tile barrier + fence
+///   template <int... T, class F>                // one phase over the logical threads whose
+///   static void for_each_in(const member_type&, const index<rank>& lo,   // local index lies
+///                           const index<rank>& hi, const F& f);          // in [lo, hi)
 ///   static void fence(const member_type&, fence_kind);       // free-standing, tile-uniform code
 ///   static void thread_fence(fence_kind);                    // free-standing, inside for_each
 /// \endcode

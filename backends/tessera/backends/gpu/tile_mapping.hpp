@@ -34,6 +34,18 @@ struct tile_mapping {
     else
       f(index<3>(l / (d[1] * d[2]), (l / d[2]) % d[1], l % d[2]));
   }
+  /// One phase over the logical threads whose local index lies in [lo, hi): the others skip
+  /// it (they still reach the next barrier).
+  template <int... T, class F>
+  TESSERA_FORCEINLINE static void for_each_in(const member_type& team,
+                                              const index<int(sizeof...(T))>& lo,
+                                              const index<int(sizeof...(T))>& hi, const F& f) {
+    for_each<T...>(team, [&](const index<int(sizeof...(T))>& l) {
+      bool in = true;
+      for (int d = 0; d < int(sizeof...(T)); ++d) in = in && l[d] >= lo[d] && l[d] < hi[d];
+      if (in) f(l);
+    });
+  }
   TESSERA_FORCEINLINE static void barrier(const member_type& team, tessera::impl::fence_kind f) {
     if (tessera::impl::fences_global(f)) Kokkos::memory_fence();
     team.team_barrier();

@@ -38,6 +38,44 @@ struct tile_mapping {
       });
     }
   }
+  /// One phase over the logical threads whose local index lies in [lo, hi) (per dimension):
+  /// the loop nest's bounds are clipped, so no logical thread tests anything.
+  template <int... T, class F>
+  TESSERA_FORCEINLINE static void for_each_in(const member_type&,
+                                              const index<int(sizeof...(T))>& lo,
+                                              const index<int(sizeof...(T))>& hi, const F& f) {
+    if (tessera::impl::hooked_run_active()) {
+      clipped<T...>(lo, hi, f);
+    } else {
+      clipped<T...>(lo, hi, [&](const auto& i) {
+        TESSERA_HOST_ASSUME(!tessera::impl::hooked_run_active());
+        f(i);
+      });
+    }
+  }
+  template <int... T, class F>
+  TESSERA_FORCEINLINE static void clipped(const index<int(sizeof...(T))>& lo,
+                                          const index<int(sizeof...(T))>& hi, const F& f) {
+    constexpr int rank = sizeof...(T);
+    const int a0 = int(lo[0]), b0 = int(hi[0]);
+    if constexpr (rank == 1) {
+      TESSERA_IVDEP
+      for (int i0 = a0; i0 < b0; ++i0) f(index<1>(i0));
+    } else if constexpr (rank == 2) {
+      const int a1 = int(lo[1]), b1 = int(hi[1]);
+      for (int i0 = a0; i0 < b0; ++i0) {
+        TESSERA_IVDEP
+        for (int i1 = a1; i1 < b1; ++i1) f(index<2>(i0, i1));
+      }
+    } else {
+      const int a1 = int(lo[1]), b1 = int(hi[1]), a2 = int(lo[2]), b2 = int(hi[2]);
+      for (int i0 = a0; i0 < b0; ++i0)
+        for (int i1 = a1; i1 < b1; ++i1) {
+          TESSERA_IVDEP
+          for (int i2 = a2; i2 < b2; ++i2) f(index<3>(i0, i1, i2));
+        }
+    }
+  }
   template <int... T, class F>
   TESSERA_FORCEINLINE static void loops(const F& f) {
     // The team has one member, so a phase is a loop nest in program order. Its logical
