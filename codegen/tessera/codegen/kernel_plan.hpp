@@ -144,6 +144,7 @@ struct kernel_plan {
   bool matmul_accumulates_output = false;
   std::int64_t k_step = 0;        ///< generic tiled matmul: K elements loaded per step (0: tile[0])
   std::int64_t reduce_chunk = 0;  ///< reduction: elements one iteration folds
+  bool inline_fold = false;  ///< reduction: folded on the calling thread, without a Kokkos launch
 };
 
 inline std::string list_dims(const std::vector<std::int64_t>& v) {

@@ -55,9 +55,9 @@ struct tile_reduce_options {
 struct reduction_options {
   std::int64_t chunk = 1;               ///< elements one functor call folds
   std::int64_t reproducible_chunk = 1;  ///< the same in reproducible mode
-  /// Reductions of at most this many chunks run on Kokkos::Serial, without waking a threaded
-  /// host space's pool (0: never).
-  std::int64_t serial_fold_chunks = 0;
+  /// Reductions of at most this many chunks fold on the calling thread, without a Kokkos
+  /// launch (0: never; host backends only: the data must be readable on the host).
+  std::int64_t inline_fold_chunks = 0;
 };
 
 /// The target description the passes read (made by backends::backend<Space>::make_target()).

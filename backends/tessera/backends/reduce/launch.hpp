@@ -180,8 +180,8 @@ void check_reduction_plan(const codegen::kernel_plan& k, index_type chunk) {
 }
 
 /// Folds every element of e (size n > 0) with rule as plan `k` says: through parallel_reduce
-/// on exec, or on Kokkos::Serial when the plan runs there (few chunks on a threaded host
-/// space); the result is a host value.
+/// on exec, or on the calling thread after a fence of exec when the plan folds inline (one
+/// chunk on a host backend); the result is a host value.
 template <class Space, class E, class Rule>
 typename Rule::acc_type fold_all_direct(const Space& exec, const codegen::kernel_plan& k,
                                         const E& e, const extent<E::rank>& x, const Rule& rule) {
@@ -189,20 +189,18 @@ typename Rule::acc_type fold_all_direct(const Space& exec, const codegen::kernel
   constexpr index_type chunk = chunk_elements<Space>;
   check_reduction_plan<Space>(k, chunk);
   const index_type n = x.size();
-#if defined(KOKKOS_ENABLE_SERIAL)
-  if constexpr (!std::is_same_v<Space, Kokkos::Serial> &&
-                Kokkos::SpaceAccessibility<Kokkos::Serial,
-                                           typename Space::memory_space>::accessible &&
-                chunk_elements<Kokkos::Serial> == chunk) {
-    if (k.backend == "Serial") {
-      exec.fence();
-      return fold_all_direct(Kokkos::Serial(), k, e, x, rule);
-    }
-  }
-#endif
-  partial_fold<typename Rule::acc_type> result{};
   tessera::impl::require_runtime(k.label.c_str());
   Kokkos::Profiling::pushRegion(k.label);
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                           typename Space::memory_space>::accessible) {
+    if (k.inline_fold) {
+      exec.fence();  // earlier kernels on exec may still write the operand
+      const auto a = folder{e, rule, x}.fold(0, n);
+      Kokkos::Profiling::popRegion();
+      return a;
+    }
+  }
+  partial_fold<typename Rule::acc_type> result{};
   Kokkos::parallel_reduce(
       k.label, Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, k.league_size),
       fold_chunks<folder>{folder{e, rule, x}, n, chunk}, fold_reducer<Rule>(rule, result));

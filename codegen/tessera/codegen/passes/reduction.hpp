@@ -3,8 +3,8 @@
 ///        row-major element order cut into the target's fixed chunks, one iteration per chunk
 ///        folding it into SIMD lanes with the accumulation rule, chunk results combined by a
 ///        Kokkos reduction — or, reproducible, written to per-chunk partials combined on the
-///        host in a fixed pairwise order. Few chunks on a threaded host space run on
-///        Kokkos::Serial. The launch (backends/reduce/launch.hpp) reads chunk, league and
+///        host in a fixed pairwise order. Few chunks on a host backend fold on the calling
+///        thread, without a launch. The launch (backends/reduce/launch.hpp) reads chunk, league and
 ///        backend from this plan.
 #pragma once
 
@@ -36,11 +36,10 @@ inline kernel_plan plan_reduction(const reduction_desc& d, const target& t) {
   k.reduce_chunk = d.reproducible ? t.reduction.reproducible_chunk : t.reduction.chunk;
   k.league_size = ceil_div(d.elements, k.reduce_chunk);
   k.backend = t.backend;
-  if (!d.reproducible && t.reduction.serial_fold_chunks > 0 &&
-      k.league_size <= t.reduction.serial_fold_chunks)
-    k.backend = "Serial";  // without waking the pool (reduce/launch.hpp: serial_fold_chunks)
-  k.policy = d.reproducible ? "RangePolicy (parallel_for into per-chunk partials)"
-                            : "RangePolicy (parallel_reduce)";
+  k.inline_fold = !d.reproducible && k.league_size <= t.reduction.inline_fold_chunks;
+  k.policy = d.reproducible  ? "RangePolicy (parallel_for into per-chunk partials)"
+             : k.inline_fold ? "none: folded on the calling thread (no Kokkos launch)"
+                             : "RangePolicy (parallel_reduce)";
   k.mapping = "one iteration per chunk of " + std::to_string(k.reduce_chunk) +
               " consecutive elements (row-major), folded into " + std::to_string(d.lanes) +
               " lanes";
