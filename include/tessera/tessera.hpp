@@ -20,6 +20,7 @@
 #include <tessera/dsl/expr/nodes.hpp>
 #include <tessera/dsl/index.hpp>
 #include <tessera/dsl/runtime.hpp>
+#include <tessera/dsl/tile_collectives.hpp>
 #include <tessera/dsl/tile_group.hpp>
 #include <tessera/dsl/tile_program.hpp>
 #include <tessera/dsl/tiled_extent.hpp>

@@ -134,6 +134,13 @@ class checked_context final : public tessera::impl::host_context,
           "inside one for_each body instead");
     in_phase_ = begin;
   }
+  void collective(const char* what) override {
+    if (in_phase_)
+      usage(std::string(what) + " inside for_each, called by " + thread_name(thread_) +
+            ": a tile collective is reached by every logical thread of the tile together (on "
+            "a GPU a collective some threads skip deadlocks); call it from the kernel body, "
+            "between two for_each phases");
+  }
   void barrier(fence_kind f) override {
     if (in_phase_)
       usage(std::string("tile barrier (") + tessera::impl::to_string(f) +

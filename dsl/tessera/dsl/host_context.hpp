@@ -266,6 +266,10 @@ class host_context {
   /// "compute", "store"). All three are static strings (the planning pass keeps the pointers).
   virtual void barrier_reason(const char* /*hazard*/, const char* /*buffer*/,
                               const char* /*phase*/) {}
+  /// A tile collective (reduce_over_tile, ...) begins, called from `what` (its name): every
+  /// logical thread must reach it together, so from tile-uniform code (checked mode reports one
+  /// inside for_each).
+  virtual void collective(const char* /*what*/) {}
   /// A for_each phase begins (true) or ends (false).
   virtual void phase_scope(bool begin) = 0;
   /// The logical thread now running (row-major local rank), or -1 for code outside for_each.

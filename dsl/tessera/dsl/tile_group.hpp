@@ -318,6 +318,9 @@ class halo_tile {
 
 template <class Space, int... T>
 class basic_tile_group;
+namespace impl {
+struct tile_collectives;
+}
 
 /// C++ AMP's tile_barrier: every logical thread of the tile waits here, and memory accesses
 /// are ordered by the chosen fence. In a Tessera kernel a barrier separates two for_each
@@ -358,6 +361,7 @@ class basic_tile_barrier {
  private:
   template <class, int...>
   friend class basic_tile_group;
+  friend struct impl::tile_collectives;
   TESSERA_INLINE void sync(impl::fence_kind f) const {
 #ifndef TESSERA_DEVICE_PASS
     if (ctx_) {
@@ -669,6 +673,7 @@ class basic_tile_group {
   }
 
  private:
+  friend struct impl::tile_collectives;
   TESSERA_FORCEINLINE index_t make_index(int linear) const {
     constexpr int d[3] = {T...};
     if constexpr (rank == 1)
@@ -692,6 +697,10 @@ class basic_tile_group {
   std::size_t planned_;
   impl::host_context* ctx_;
   std::size_t offset_ = 0;
+  /// The tile collectives' workspace (tile_collectives.hpp): allocated at the first
+  /// collective, reused by later ones that fit.
+  void* ws_ = nullptr;
+  std::size_t ws_bytes_ = 0, ws_align_ = 0;
 };
 
 /// The tile of a tile kernel on the default execution space: kernels take

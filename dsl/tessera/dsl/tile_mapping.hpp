@@ -15,6 +15,10 @@
 ///   template <int... T, class F>                // one phase over the logical threads whose
 ///   static void for_each_in(const member_type&, const index<rank>& lo,   // local index lies
 ///                           const index<rank>& hi, const F& f);          // in [lo, hi)
+///   template <class F>                          // f(r) for r < count (count <= logical
+///   static void for_each_rank(const member_type&, int count, const F& f);  // threads): member
+///                                               // r runs r (GPUs), one loop (CPUs); the
+///                                               // tile collectives' combine steps
 ///   static void fence(const member_type&, fence_kind);       // free-standing, tile-uniform code
 ///   static void thread_fence(fence_kind);                    // free-standing, inside for_each
 /// \endcode

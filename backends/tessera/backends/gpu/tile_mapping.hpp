@@ -46,6 +46,12 @@ struct tile_mapping {
       if (in) f(l);
     });
   }
+  /// f(r) by member r, for r < count (the combine steps of the tile collectives).
+  template <class F>
+  TESSERA_FORCEINLINE static void for_each_rank(const member_type& team, int count, const F& f) {
+    const int r = team.team_rank();
+    if (r < count) f(r);
+  }
   TESSERA_FORCEINLINE static void barrier(const member_type& team, tessera::impl::fence_kind f) {
     if (tessera::impl::fences_global(f)) Kokkos::memory_fence();
     team.team_barrier();

@@ -99,6 +99,11 @@ struct tile_mapping {
         }
     }
   }
+  /// f(r) for r = 0, ..., count - 1 in order (the combine steps of the tile collectives).
+  template <class F>
+  TESSERA_FORCEINLINE static void for_each_rank(const member_type&, int count, const F& f) {
+    for (int r = 0; r < count; ++r) f(r);
+  }
   /// One member runs the whole tile: program order already orders its accesses.
   TESSERA_FORCEINLINE static void barrier(const member_type&, tessera::impl::fence_kind) {}
   /// Global memory is shared with the tiles other threads run: a hardware fence; tile_static
