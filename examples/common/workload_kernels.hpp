@@ -62,6 +62,29 @@ void tile_average(const Data& m, const tessera::array<T, 2>& averages,
     tessera::parallel_for_each(m.extent.template tile<S, S>(), kernel);
 }
 
+/// Seed 000's tile averages with a tile collective instead of the tile_static copy, the barrier
+/// and the one-thread loop: reduce_over_tile adds the tile's values (neighbours first) and
+/// every logical thread gets the sum. Same shapes and errors as tile_average.
+template <int S, class Data, class T>
+void tile_average_reduce(const Data& m, const tessera::array<T, 2>& averages, bool checked = false) {
+  if (averages.extent[0] * S != m.extent[0] || averages.extent[1] * S != m.extent[1])
+    throw tessera::shape_error("workloads::tile_average_reduce: input " +
+                               tessera::to_string(m.extent) + " and output " +
+                               tessera::to_string(averages.extent) + " do not match the tile " +
+                               std::to_string(S));
+  auto kernel = TESSERA_KERNEL(tessera::tile_group<S, S>& g) {
+    const T total = tessera::reduce_over_tile(
+        g, [&](const tessera::tiled_index<S, S>& t) { return T(m[t.global]); }, tessera::plus<>());
+    g.for_each([&](const tessera::tiled_index<S, S>& t) {
+      if (t.local[0] == 0 && t.local[1] == 0) averages[t.tile] = total / static_cast<T>(S * S);
+    });
+  };
+  if (checked)
+    tessera::parallel_for_each(tessera::checked, m.extent.template tile<S, S>(), kernel);
+  else
+    tessera::parallel_for_each(m.extent.template tile<S, S>(), kernel);
+}
+
 /// Seed 000's "do not do this": every logical thread adds into one tile_static float with no
 /// barrier. Checked mode reports the race; the fast mode would return garbage on a GPU.
 template <int S, class Data, class T>
