@@ -241,7 +241,7 @@ TEST_CASE("reductions launch as planned: labels, kernels, chunks") {
           planned.push_back(k.label + " (pack B)");
           planned.push_back(k.label);
         }
-      } else {
+      } else if (!k.inline_fold) {  // one chunk on a host backend: folded without a launch
         planned.push_back(k.label);
       }
     }
@@ -256,6 +256,12 @@ TEST_CASE("reductions launch as planned: labels, kernels, chunks") {
         (67 * 45 + ps.kernels[0].reduce_chunk - 1) / ps.kernels[0].reduce_chunk);
   CHECK(tt::has(explain(reduction::sum, A), "reduction: sum of 3015 float elements"));
   check(ps, [&] { (void)sum(A); });
+  // Several chunks always launch; one chunk folds inline on host backends only.
+  array<float, 2> big(300, 300);
+  const auto pb = plan(reduction::sum, big);
+  CHECK_FALSE(pb.kernels.at(0).inline_fold);
+  CHECK(pb.kernels.at(0).league_size > 1);
+  check(pb, [&] { (void)sum(big); });
   const auto pr = plan(reduction::sum, A, reproducible);
   CHECK(tt::has(pr.kernels.at(0).policy, "partials"));
   check(pr, [&] { (void)sum(A, reproducible); });
