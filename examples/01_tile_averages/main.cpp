@@ -45,9 +45,9 @@ int main(int argc, char** argv) {
     tessera::array<float, 2> r2(4, 4), r4(2, 2);
     workloads::tile_average_reduce<2>(matrix, r2, checked);
     workloads::tile_average_reduce<4>(matrix, r4, checked);
-    ok &= workloads::verdict(std::string("reduce_over_tile 2x2 and 4x4 == seed") +
-                                 (checked ? " (checked mode)" : ""),
-                             tessera::to_eigen(r2) == want2 && tessera::to_eigen(r4) == want4);
+    ok &= workloads::verdict(
+        std::string("reduce_over_tile 2x2 and 4x4 == seed") + (checked ? " (checked mode)" : ""),
+        tessera::to_eigen(r2) == want2 && tessera::to_eigen(r4) == want4);
   }
 
   // The same kernel in checked mode: no race, same numbers.

@@ -32,20 +32,21 @@ int main(int argc, char** argv) {
   // Pass 1: per tile, how many elements are kept, and the largest element.
   tessera::array<int, 1> counts(std::max(ntiles, 1L));
   tessera::array<float, 1> largest(counts.extent);
-  tessera::parallel_for_each(tiles, TESSERA_KERNEL(tessera::tile_group<T> & g) {
-    const int kept = tessera::reduce_over_tile(
-        g, [&](const ti& t) { return A.extent.contains(t.global) && A[t.global] > threshold; },
-        0, tessera::plus<>());
-    const float top = tessera::reduce_over_tile(
-        g, [&](const ti& t) { return A.extent.contains(t.global) ? A[t.global] : -2.f; },
-        tessera::maximum<>());
-    g.for_each([&](const ti& t) {
-      if (t.local[0] == 0) {
-        counts[t.tile] = kept;
-        largest[t.tile] = top;
-      }
-    });
-  });
+  tessera::parallel_for_each(
+      tiles, TESSERA_KERNEL(tessera::tile_group<T> & g) {
+        const int kept = tessera::reduce_over_tile(
+            g, [&](const ti& t) { return A.extent.contains(t.global) && A[t.global] > threshold; },
+            0, tessera::plus<>());
+        const float top = tessera::reduce_over_tile(
+            g, [&](const ti& t) { return A.extent.contains(t.global) ? A[t.global] : -2.f; },
+            tessera::maximum<>());
+        g.for_each([&](const ti& t) {
+          if (t.local[0] == 0) {
+            counts[t.tile] = kept;
+            largest[t.tile] = top;
+          }
+        });
+      });
 
   // The tiles' offsets in the output.
   const std::vector<int> c = counts.to_vector();
@@ -59,9 +60,11 @@ int main(int argc, char** argv) {
   tessera::array<float, 1> out(std::max(total, 1L));
   auto compact = TESSERA_KERNEL(tessera::tile_group<T> & g) {
     auto pos = g.tile_local<int>(0, "pos");
-    auto keep = [&](const ti& t) { return A.extent.contains(t.global) && A[t.global] > threshold; };
-    tessera::exclusive_scan_over_tile(g, [&](const ti& t) { return keep(t) ? 1 : 0; }, pos, 0,
-                                      tessera::plus<>());
+    auto keep = [&](const ti& t) {
+      return A.extent.contains(t.global) && A[t.global] > threshold;
+    };
+    tessera::exclusive_scan_over_tile(
+        g, [&](const ti& t) { return keep(t) ? 1 : 0; }, pos, 0, tessera::plus<>());
     g.for_each([&](const ti& t) {
       if (keep(t)) out[offset[t.tile] + pos(t)] = A[t.global];
     });

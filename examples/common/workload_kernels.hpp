@@ -66,12 +66,12 @@ void tile_average(const Data& m, const tessera::array<T, 2>& averages,
 /// and the one-thread loop: reduce_over_tile adds the tile's values (neighbours first) and
 /// every logical thread gets the sum. Same shapes and errors as tile_average.
 template <int S, class Data, class T>
-void tile_average_reduce(const Data& m, const tessera::array<T, 2>& averages, bool checked = false) {
+void tile_average_reduce(const Data& m, const tessera::array<T, 2>& averages,
+                         bool checked = false) {
   if (averages.extent[0] * S != m.extent[0] || averages.extent[1] * S != m.extent[1])
-    throw tessera::shape_error("workloads::tile_average_reduce: input " +
-                               tessera::to_string(m.extent) + " and output " +
-                               tessera::to_string(averages.extent) + " do not match the tile " +
-                               std::to_string(S));
+    throw tessera::shape_error(
+        "workloads::tile_average_reduce: input " + tessera::to_string(m.extent) + " and output " +
+        tessera::to_string(averages.extent) + " do not match the tile " + std::to_string(S));
   auto kernel = TESSERA_KERNEL(tessera::tile_group<S, S>& g) {
     const T total = tessera::reduce_over_tile(
         g, [&](const tessera::tiled_index<S, S>& t) { return T(m[t.global]); }, tessera::plus<>());
