@@ -30,7 +30,9 @@
 
 #include <tessera/backends/backend.hpp>
 #include <tessera/backends/execute.hpp>
+#include <tessera/backends/histogram.hpp>
 #include <tessera/backends/reduce.hpp>
+#include <tessera/backends/scan.hpp>
 #include <tessera/backends/tile_launch.hpp>
 #include <tessera/backends/tuning.hpp>
 

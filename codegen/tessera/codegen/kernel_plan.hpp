@@ -144,7 +144,16 @@ struct kernel_plan {
   bool matmul_accumulates_output = false;
   std::int64_t k_step = 0;        ///< generic tiled matmul: K elements loaded per step (0: tile[0])
   std::int64_t reduce_chunk = 0;  ///< reduction: elements one iteration folds
-  bool inline_fold = false;  ///< reduction: folded on the calling thread, without a Kokkos launch
+  bool inline_fold =
+      false;  ///< reduction, scan: run on the calling thread, without a Kokkos launch
+  /// scan, line form: adjacent lines one iteration walks together (0: the segmented form, one
+  /// iteration per chunk of `reduce_chunk` elements of a line, carries by Kokkos parallel_scan)
+  int scan_line_block = 0;
+  /// histogram: elements one team counts (reduce_chunk), private bin copies per team (0: every
+  /// count an atomic add to the result), and whether results are added without atomics (one
+  /// thread runs every team)
+  int histogram_copies = 0;
+  bool histogram_plain_adds = false;
 };
 
 inline std::string list_dims(const std::vector<std::int64_t>& v) {

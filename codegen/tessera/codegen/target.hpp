@@ -60,6 +60,33 @@ struct reduction_options {
   std::int64_t inline_fold_chunks = 0;
 };
 
+/// Prefix scans along a dimension (kernel_family::scan).
+struct scan_options {
+  /// Elements of one line one iteration scans in the segmented form (CPUs: long enough to
+  /// amortise an iteration, short enough to balance one long line over the threads; GPUs: 1,
+  /// Kokkos scans across threads).
+  std::int64_t chunk = 1;
+  /// Adjacent lines (consecutive elements of the innermost dimension) one iteration of the
+  /// line form walks together: a vector register's worth on CPUs, 1 on GPUs (adjacent threads
+  /// take adjacent lines, so their loads coalesce).
+  int line_block_bytes = 0;
+  /// Scans of at most this many elements run on the calling thread, without a launch (host
+  /// backends only).
+  std::int64_t inline_elements = 0;
+};
+
+/// Histograms (kernel_family::histogram).
+struct histogram_options {
+  std::int64_t chunk = 1;  ///< elements one team (tile) counts into its private bins
+  /// Private bins per team: counted in team scratch while bins x copies x 4 bytes fit this
+  /// (0: never; then every count is an atomic add to the result).
+  std::size_t private_bins_bytes = 0;
+  /// Copies of the private bins per team on CPUs: consecutive elements go to different copies,
+  /// so runs of equal values do not wait on one counter's store (1 on GPUs).
+  int copies = 1;
+  std::size_t copies_bytes = 0;  ///< the copies together fit this (CPUs: half the L1 cache)
+};
+
 /// The target description the passes read (made by backends::backend<Space>::make_target()).
 struct target {
   std::string backend = "Serial";
@@ -85,6 +112,8 @@ struct target {
   matmul_options matmul;
   tile_reduce_options tile_reduce;
   reduction_options reduction;
+  scan_options scan;
+  histogram_options histogram;
 };
 
 }  // namespace tessera::codegen

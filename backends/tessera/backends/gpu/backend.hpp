@@ -22,6 +22,12 @@ struct backend : kernels<Space> {
     codegen::target t = gpu::make_target<Space>();
     t.reduction.chunk = reduce_chunk;
     t.reduction.reproducible_chunk = reproducible_chunk;
+    // Scans: one element per scan index (Kokkos scans across threads), one line per thread.
+    t.scan.chunk = 1;
+    // Histograms: a team of 256 counts 16 elements per member into bins in shared memory.
+    t.histogram.chunk = 4096;
+    t.histogram.private_bins_bytes = t.scratch_max[0] < (32u << 10) ? t.scratch_max[0] : 32u << 10;
+    t.histogram.copies = 1;
     return t;
   }
 };

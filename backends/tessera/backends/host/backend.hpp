@@ -7,6 +7,7 @@
 #include <tessera/backends/backend_fwd.hpp>
 #include <tessera/backends/host/kernels.hpp>
 #include <tessera/backends/host/memory_policy.hpp>
+#include <tessera/backends/host/scan.hpp>
 #include <tessera/backends/host/target.hpp>
 #include <tessera/backends/host/tile_mapping.hpp>
 
@@ -33,8 +34,28 @@ struct backend : kernels<Space> {
     t.reduction.chunk = reduce_chunk;
     t.reduction.reproducible_chunk = reproducible_chunk;
     t.reduction.inline_fold_chunks = inline_fold_chunks;
+    // Scans: chunks of 2^14 elements balance one long line over the threads; adjacent lines
+    // walk a vector register's width together; up to 2^14 elements (and every scan on one
+    // thread) run inline, where Kokkos would add a launch and, off Serial, a second pass.
+    t.scan.chunk = index_type(1) << 14;
+    t.scan.line_block_bytes = t.tile_reduce.vector_bytes > 0 ? t.tile_reduce.vector_bytes : 16;
+    t.scan.inline_elements = index_type(1) << 14;
+    // Histograms: private bins up to half the L2 cache; four copies while they fit half the
+    // L1 cache (a run of one value then updates four counters in turn, not one).
+    t.histogram.chunk = index_type(1) << 16;
+    t.histogram.private_bins_bytes = t.tile_reduce.l2_bytes / 2;
+    t.histogram.copies = 4;
+    t.histogram.copies_bytes = t.tile_reduce.l1d_bytes / 2;
     return t;
   }
+#if defined(TESSERA_HOST_SHUFFLE)
+  /// Scans: contiguous runs in vector registers (host/scan.hpp).
+  template <bool Exclusive, class T, class A, class Op>
+  requires vector_scan<T, A, Op>
+  static void scan_run(const T* in, T* out, index_type n, A& acc, const Op& op, bool stream) {
+    host::scan_run<Exclusive>(in, out, n, acc, op, stream);
+  }
+#endif
 };
 
 }  // namespace tessera::backends::host

@@ -123,6 +123,8 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
     case kernel_family::tile_kernel:
     case kernel_family::copy:
     case kernel_family::reduction:
+    case kernel_family::scan:
+    case kernel_family::histogram:
       break;
     case kernel_family::elementwise:
       b.program.prologue.push_back({"evaluate and store", {}});

@@ -21,6 +21,8 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
     case kernel_family::tile_kernel:
     case kernel_family::copy:
     case kernel_family::reduction:
+    case kernel_family::scan:
+    case kernel_family::histogram:
       break;
     case kernel_family::elementwise: {
       k.policy = "RangePolicy";

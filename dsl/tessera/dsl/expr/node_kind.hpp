@@ -44,6 +44,8 @@ enum class kernel_family {
   tile_reduce,       ///< tile_reduce / tile_mean core with prologue and epilogue
   copy,              ///< copies a temporary to the output (when the output aliases an input)
   reduction,         ///< a whole-array reduction (sum, mean, min_value, max_value, reduce)
+  scan,              ///< a prefix scan along one dimension (inclusive_scan, exclusive_scan)
+  histogram,         ///< counts of values in equal-width bins (histogram)
 };
 
 /// A node type's declaration for the code generator (see the file comment).
@@ -119,6 +121,10 @@ inline const char* to_string(kernel_family f) {
       return "copy";
     case kernel_family::reduction:
       return "reduction";
+    case kernel_family::scan:
+      return "scan";
+    case kernel_family::histogram:
+      return "histogram";
   }
   return "?";
 }

@@ -1,0 +1,179 @@
+/// \file passes/scan.hpp
+/// \brief The plans of the Tier 1 scans along a dimension (inclusive_scan, exclusive_scan) and
+///        of histograms: their form, iteration space and where they run. The launches
+///        (backends/scan.hpp, backends/histogram.hpp) read everything from these plans.
+///
+/// Scans. The extent is seen as `outer x L x inner` around the scanned dimension (L elements a
+/// line, outer * inner lines). Two forms:
+/// - line form: one iteration walks `scan_line_block` adjacent lines from start to end (CPUs:
+///   a vector register's worth of adjacent lines when the scanned dimension is not the last,
+///   one contiguous line otherwise, scanned in SIMD blocks; GPUs: one line per thread, adjacent
+///   threads on adjacent lines). No carry crosses an iteration.
+/// - segmented form, when the lines are too few to occupy the execution space: each line is
+///   cut into chunks, one iteration per chunk, and a Kokkos parallel_scan carries each chunk's
+///   total into the next chunk of its line (a segmented scan: the carry restarts at every
+///   line). Kokkos scans in one pass on Serial, in two (totals, then the scan) elsewhere.
+/// Small scans, and every scan on a one-thread host space, run on the calling thread.
+///
+/// Histograms. The row-major order is cut into chunks, one team (tile) each; a team counts into
+/// private bins in team scratch (CPUs: several copies, consecutive elements to different
+/// copies) and adds its nonzero bins to the result once; bins that do not fit go straight to
+/// the result with atomic adds.
+#pragma once
+
+#include <tessera/codegen/kernel_plan.hpp>
+#include <tessera/codegen/passes/gemm_blocking.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessera::codegen {
+
+/// What a scan computes.
+struct scan_desc {
+  std::string name;   ///< "inclusive_scan", "exclusive_scan"
+  std::string dtype;  ///< element type, e.g. "float"
+  std::string acc;    ///< the accumulation, e.g. "double accumulator, rounded to float"
+  std::size_t acc_bytes = 4;
+  std::string op;  ///< "sum", "max", "a user operator", ...
+  std::vector<std::int64_t> extent;
+  int dim = 0;  ///< the scanned dimension
+  std::size_t elem_bytes = 4;
+  bool reads_output = false;  ///< the output is (part of) the input: in place
+};
+
+/// The extent of `x` around dimension d: elements before it (outer), along it, after it.
+struct line_shape {
+  std::int64_t outer = 1, length = 0, inner = 1;
+};
+inline line_shape lines_of(const std::vector<std::int64_t>& x, int d) {
+  line_shape s;
+  for (int i = 0; i < d; ++i) s.outer *= x[std::size_t(i)];
+  s.length = x[std::size_t(d)];
+  for (std::size_t i = std::size_t(d) + 1; i < x.size(); ++i) s.inner *= x[i];
+  return s;
+}
+
+inline kernel_plan plan_scan(const scan_desc& d, const target& t) {
+  kernel_plan k;
+  k.family = kernel_family::scan;
+  k.backend = t.backend;
+  k.label = "tessera::" + d.name;
+  std::string dims;
+  for (std::size_t i = 0; i < d.extent.size(); ++i) {
+    if (i) dims += 'x';
+    dims += std::to_string(d.extent[i]);
+  }
+  k.name = d.name + " (" + d.op + ") of " + d.dtype + " " + dims + " along dimension " +
+           std::to_string(d.dim);
+  const line_shape s = lines_of(d.extent, d.dim);
+  const std::int64_t n = s.outer * s.length * s.inner;
+  const std::int64_t lines = s.outer * s.inner;
+  const std::int64_t chunk = std::max<std::int64_t>(1, t.scan.chunk);
+  // Line form: a block of adjacent lines per iteration.
+  int block = 1;
+  if (!t.thread_per_logical && s.inner > 1 && t.scan.line_block_bytes > 0)
+    block = int(std::clamp<std::int64_t>(
+        std::int64_t(t.scan.line_block_bytes) / std::int64_t(d.acc_bytes), 1, s.inner));
+  const std::int64_t line_iterations = s.outer * ceil_div(s.inner, block);
+  const bool line_form = line_iterations >= t.concurrency || s.length <= chunk;
+  k.inline_fold = !t.thread_per_logical && t.scan.inline_elements > 0 &&
+                  (n <= t.scan.inline_elements || t.concurrency == 1);
+  if (line_form || k.inline_fold) {
+    k.scan_line_block = block;
+    k.league_size = line_iterations;
+    k.policy = k.inline_fold ? "none: scanned on the calling thread (no Kokkos launch)"
+                             : "RangePolicy (parallel_for)";
+    k.mapping = "one iteration per " +
+                (block > 1 ? std::to_string(block) + " adjacent lines" : std::string("line")) +
+                " of " + std::to_string(s.length) + " elements, walked start to end" +
+                (s.inner == 1 && !t.thread_per_logical
+                     ? " in SIMD blocks (a log-step scan inside a register, then the carry)"
+                     : "");
+  } else {
+    k.scan_line_block = 0;
+    k.reduce_chunk = chunk;
+    k.league_size = lines * ceil_div(s.length, chunk);
+    k.policy = "RangePolicy (parallel_scan, segmented: the carry restarts at each line)";
+    k.mapping = "one iteration per chunk of " + std::to_string(chunk) + " elements of a line; " +
+                std::to_string(lines) + " line" + (lines == 1 ? "" : "s") + " of " +
+                std::to_string(s.length);
+    k.phases = 2;
+  }
+  // Contiguous lines (the last dimension) of outputs larger than the caches stream out,
+  // unless the scan reads them (in place).
+  k.streaming_stores = !t.thread_per_logical && s.inner == 1 && !d.reads_output &&
+                       t.streaming_store_min_bytes > 0 &&
+                       std::size_t(n) * d.elem_bytes >= t.streaming_store_min_bytes;
+  k.buffers.push_back({"in", d.dtype, memory_space_kind::global, 0, 0, "input"});
+  k.buffers.push_back({"out", d.dtype, memory_space_kind::global, 0, 0,
+                       k.streaming_stores ? "output, streaming stores" : "output"});
+  k.notes.push_back("accumulation: " + d.acc);
+  if (k.scan_line_block == 0)
+    k.notes.push_back(
+        "phases: each chunk's total (Kokkos' first pass; skipped on Serial), the carries "
+        "scanned across chunks, then each chunk scanned from its carry");
+  else
+    k.notes.push_back("one phase: no iteration waits for another");
+  return k;
+}
+
+/// What a histogram counts.
+struct histogram_desc {
+  std::string dtype;
+  std::int64_t elements = 0;
+  std::int64_t bins = 1;
+  double lo = 0, hi = 1;
+};
+
+inline kernel_plan plan_histogram(const histogram_desc& d, const target& t) {
+  kernel_plan k;
+  k.family = kernel_family::histogram;
+  k.backend = t.backend;
+  k.label = "tessera::histogram";
+  k.name = "histogram of " + std::to_string(d.elements) + " " + d.dtype + " elements into " +
+           std::to_string(d.bins) + " bins over [" + std::to_string(d.lo) + ", " +
+           std::to_string(d.hi) + ")";
+  const std::size_t per_copy = std::size_t(d.bins) * 4;
+  int copies = std::max(1, t.histogram.copies);
+  while (copies > 1 && per_copy * std::size_t(copies) > t.histogram.copies_bytes) copies /= 2;
+  const std::size_t budget = std::min(t.histogram.private_bins_bytes, t.scratch_max[0]);
+  const bool private_bins = per_copy * std::size_t(copies) <= budget;
+  // A chunk counts at least 16 elements per private bin, so adding the bins to the result
+  // costs at most a sixteenth of the counting.
+  std::int64_t chunk = std::max<std::int64_t>(1, t.histogram.chunk);
+  if (private_bins) chunk = std::max(chunk, 16 * d.bins * copies);
+  k.reduce_chunk = chunk;
+  k.league_size = ceil_div(d.elements, chunk);
+  k.team_size = t.thread_per_logical ? std::min(t.max_team_size, 256) : 1;
+  k.histogram_copies = private_bins ? copies : 0;
+  k.histogram_plain_adds = !t.thread_per_logical && t.concurrency == 1;
+  k.policy = "TeamPolicy";
+  k.mapping = "one team per chunk of " + std::to_string(chunk) + " consecutive elements" +
+              (t.thread_per_logical ? ", one element per member per step" : "");
+  if (private_bins) {
+    k.scratch_bytes[0] = per_copy * std::size_t(copies);
+    k.buffers.push_back({"private bins",
+                         "uint32[" + std::to_string(copies) + "][" + std::to_string(d.bins) + "]",
+                         memory_space_kind::scratch_level0, k.scratch_bytes[0], 0,
+                         "per-team counts, added to the result once per team"});
+    k.phases = 3;
+    k.barriers.push_back({0, "tile_static memory", "private bins zeroed before counting"});
+    k.barriers.push_back({1, "tile_static memory", "counts complete before they are added"});
+  }
+  k.buffers.push_back({"in", d.dtype, memory_space_kind::global, 0, 0, "input"});
+  k.buffers.push_back({"counts", "int64[" + std::to_string(d.bins) + "]", memory_space_kind::global,
+                       std::size_t(d.bins) * 8, 0, "output"});
+  k.notes.push_back(
+      private_bins ? std::string("private bins: each team's nonzero bins added to the "
+                                 "result once") +
+                         (k.histogram_plain_adds ? " (one thread: plain adds)" : " (atomic adds)")
+                   : std::string("bins do not fit team scratch: every count is ") +
+                         (k.histogram_plain_adds ? "a plain add to the result (one thread)"
+                                                 : "an atomic add to the result"));
+  return k;
+}
+
+}  // namespace tessera::codegen
