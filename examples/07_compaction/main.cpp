@@ -1,6 +1,6 @@
 // Stream compaction with tile collectives: keep the elements of an array above a threshold, in
 // order. Pass 1 counts each tile's kept elements (reduce_over_tile) and finds its largest
-// element; the tile offsets are an exclusive scan of the counts; pass 2 gives every kept
+// element; the tile offsets are a Tier 1 exclusive_scan of the counts; pass 2 gives every kept
 // element its position inside its tile (exclusive_scan_over_tile of the keep flags) and writes
 // it to offset + position. Checked against std::copy_if; pass 2 also runs in checked mode.
 // The size (default 1,000,003) is not a multiple of the 256-element tiles.
@@ -48,13 +48,12 @@ int main(int argc, char** argv) {
         });
       });
 
-  // The tiles' offsets in the output.
-  const std::vector<int> c = counts.to_vector();
-  std::vector<int> offsets(c.size());
-  std::exclusive_scan(c.begin(), c.end(), offsets.begin(), 0);
+  // The tiles' offsets in the output: a Tier 1 exclusive scan of the counts.
+  const tessera::array<int, 1> offset = tessera::exclusive_scan(counts);
+  const std::vector<int> c = counts.to_vector(), offsets = offset.to_vector();
   const long total = ntiles > 0 ? long(offsets.back()) + c.back() : 0;
-  tessera::array<int, 1> offset(tessera::extent<1>(long(offsets.size())), offsets.begin(),
-                                offsets.end());
+  std::vector<int> want_offsets(c.size());
+  std::exclusive_scan(c.begin(), c.end(), want_offsets.begin(), 0);
 
   // Pass 2: each kept element's position inside its tile, then the scatter.
   tessera::array<float, 1> out(std::max(total, 1L));
@@ -76,6 +75,7 @@ int main(int argc, char** argv) {
   std::copy_if(host.begin(), host.end(), std::back_inserter(want),
                [&](float x) { return x > threshold; });
   bool ok = true;
+  ok &= workloads::verdict("tile offsets == std::exclusive_scan", offsets == want_offsets);
   ok &= workloads::verdict("kept count == std::copy_if", total == long(want.size()),
                            std::to_string(total) + " of " + std::to_string(n));
   std::vector<float> got = out.to_vector();
