@@ -11,6 +11,7 @@
 #pragma once
 
 #include <tessera/backends/exec/reader.hpp>
+#include <tessera/backends/reduce/launch.hpp>
 #include <tessera/backends/scan/kernels.hpp>
 #include <tessera/codegen/passes/scan.hpp>
 #include <tessera/dsl/copy.hpp>
