@@ -18,18 +18,8 @@ using namespace tessera;
 
 namespace collective_tests {
 
-/// x then y, as affine maps v -> a v + b modulo 2^32: associative, not commutative.
-struct affine {
-  unsigned a, b;
-};
-struct compose {
-  TESSERA_INLINE affine operator()(const affine& x, const affine& y) const {
-    return {x.a * y.a, y.a * x.b + y.b};
-  }
-};
-bool operator==(const affine& x, const affine& y) {
-  return x.a == y.a && x.b == y.b;
-}
+using tt::affine;
+using tt::compose;
 TESSERA_INLINE affine affine_of(int v) {
   return {unsigned(2 * v + 3), unsigned(v + 7)};
 }

@@ -17,17 +17,8 @@ using namespace tessera;
 
 namespace scan_tests {
 
-struct affine {
-  unsigned a, b;
-};
-struct compose {
-  TESSERA_INLINE affine operator()(const affine& x, const affine& y) const {
-    return {x.a * y.a, y.a * x.b + y.b};
-  }
-};
-bool operator==(const affine& x, const affine& y) {
-  return x.a == y.a && x.b == y.b;
-}
+using tt::affine;
+using tt::compose;
 
 template <int N>
 extent<N> random_extent(long hi) {

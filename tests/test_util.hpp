@@ -93,6 +93,20 @@ inline bool cpu_family_unused(const char* what) {
   return true;
 }
 
+/// x then y, as affine maps v -> a v + b modulo 2^32: an associative operator that is not
+/// commutative (checks that collectives and scans keep the order).
+struct affine {
+  unsigned a, b;
+};
+struct compose {
+  TESSERA_INLINE affine operator()(const affine& x, const affine& y) const {
+    return {x.a * y.a, y.a * x.b + y.b};
+  }
+};
+inline bool operator==(const affine& x, const affine& y) {
+  return x.a == y.a && x.b == y.b;
+}
+
 /// The message of the E that f() throws ("" when it throws nothing; other exceptions propagate).
 template <class E, class F>
 std::string message_of(F&& f) {

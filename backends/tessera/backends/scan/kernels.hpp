@@ -168,24 +168,16 @@ struct scan_lines {
     }
     A acc[max_scan_line_block];
     for (index_type l = 0; l < nb; ++l) acc[l] = c.init;
-    if (c.exclusive) {
-      for (index_type k = 0; k < c.length; ++k) {
-        const index<Core::rank> i0 = line_index(c.ext, c.dim, o, k, r0);
-        for (index_type l = 0; l < nb; ++l) {
-          index<Core::rank> i = i0;
-          i[Core::rank - 1] += l;
-          const A x = A(read_at(c.e, i));
+    for (index_type k = 0; k < c.length; ++k) {
+      const index<Core::rank> i0 = line_index(c.ext, c.dim, o, k, r0);
+      for (index_type l = 0; l < nb; ++l) {
+        index<Core::rank> i = i0;
+        i[Core::rank - 1] += l;
+        const A x = A(read_at(c.e, i));
+        if (c.exclusive) {
           c.out.at(i) = T(acc[l]);
           acc[l] = c.op(acc[l], x);
-        }
-      }
-    } else {
-      for (index_type k = 0; k < c.length; ++k) {
-        const index<Core::rank> i0 = line_index(c.ext, c.dim, o, k, r0);
-        for (index_type l = 0; l < nb; ++l) {
-          index<Core::rank> i = i0;
-          i[Core::rank - 1] += l;
-          const A x = A(read_at(c.e, i));
+        } else {
           acc[l] = (k > 0 || c.has_init) ? A(c.op(acc[l], x)) : x;
           c.out.at(i) = T(acc[l]);
         }
