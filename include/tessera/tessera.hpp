@@ -33,6 +33,7 @@
 #include <tessera/backends/histogram.hpp>
 #include <tessera/backends/reduce.hpp>
 #include <tessera/backends/scan.hpp>
+#include <tessera/backends/sort.hpp>
 #include <tessera/backends/tile_launch.hpp>
 #include <tessera/backends/tuning.hpp>
 

@@ -154,6 +154,12 @@ struct kernel_plan {
   /// thread runs every team)
   int histogram_copies = 0;
   bool histogram_plain_adds = false;
+  /// sort: elements per tile sort (tile kernel), merge passes and the output elements one
+  /// merge iteration writes (merge kernel), radix digits of `sort_radix_bits` bits (radix form)
+  std::int64_t sort_tile = 0;
+  int sort_merge_passes = 0;
+  std::int64_t sort_merge_block = 0;
+  int sort_radix_bits = 0;
 };
 
 inline std::string list_dims(const std::vector<std::int64_t>& v) {

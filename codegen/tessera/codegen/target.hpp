@@ -87,6 +87,21 @@ struct histogram_options {
   std::size_t copies_bytes = 0;  ///< the copies together fit this (CPUs: half the L1 cache)
 };
 
+/// Sorts (kernel_family::sort): tile sorts, then merge passes doubling the sorted runs.
+struct sort_options {
+  /// Elements one tile sort orders (GPUs: one team's tile in scratch; 0 on CPUs: one tile per
+  /// thread of the execution space, each sorted by one member).
+  std::int64_t tile = 0;
+  /// CPUs: tiles hold at least this many elements (fewer merge passes on small sorts).
+  std::int64_t min_tile = 1;
+  /// Output elements one merge iteration writes: a merge-path block merged in order (CPUs),
+  /// or 1 (GPUs: each element finds its place in the other run by binary search).
+  std::int64_t merge_block = 1;
+  /// CPUs: arithmetic keys ordered by tessera::less / greater are sorted by an LSD radix sort
+  /// over their bytes when they number at least this many (0: never).
+  std::int64_t radix_min_elements = 0;
+};
+
 /// The target description the passes read (made by backends::backend<Space>::make_target()).
 struct target {
   std::string backend = "Serial";
@@ -114,6 +129,7 @@ struct target {
   reduction_options reduction;
   scan_options scan;
   histogram_options histogram;
+  sort_options sort;
 };
 
 }  // namespace tessera::codegen

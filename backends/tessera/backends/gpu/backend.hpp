@@ -28,6 +28,10 @@ struct backend : kernels<Space> {
     t.histogram.chunk = 4096;
     t.histogram.private_bins_bytes = t.scratch_max[0] < (32u << 10) ? t.scratch_max[0] : 32u << 10;
     t.histogram.copies = 1;
+    // Sorts: a team ranks a tile of 256 in shared memory (256 comparisons per element), then
+    // every element of a merge pass finds its place by binary search.
+    t.sort.tile = 256;
+    t.sort.merge_block = 1;
     return t;
   }
 };

@@ -40,12 +40,20 @@ struct backend : kernels<Space> {
     t.scan.chunk = index_type(1) << 14;
     t.scan.line_block_bytes = t.tile_reduce.vector_bytes > 0 ? t.tile_reduce.vector_bytes : 16;
     t.scan.inline_elements = index_type(1) << 14;
-    // Histograms: private bins up to half the L2 cache; four copies while they fit half the
-    // L1 cache (a run of one value then updates four counters in turn, not one).
+    // Histograms: one chunk per thread (at least 2^16 elements); private bins up to half the
+    // L2 cache; four copies while they fit half the L1 cache (a run of one value then updates
+    // four counters in turn, not one).
     t.histogram.chunk = index_type(1) << 16;
     t.histogram.private_bins_bytes = t.tile_reduce.l2_bytes / 2;
     t.histogram.copies = 4;
     t.histogram.copies_bytes = t.tile_reduce.l1d_bytes / 2;
+    // Sorts: one tile per thread (at least 2^12 elements), radix sorted from 512 elements up
+    // (below, std::stable_sort's insertion sorts win over 256-entry digit counts); merge-path
+    // blocks of 2^14 outputs (a block's two binary searches cost about 2 % of its merge).
+    t.sort.tile = 0;
+    t.sort.min_tile = index_type(1) << 12;
+    t.sort.merge_block = index_type(1) << 14;
+    t.sort.radix_min_elements = 512;
     return t;
   }
 #if defined(TESSERA_HOST_SHUFFLE)

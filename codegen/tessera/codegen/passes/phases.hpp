@@ -125,6 +125,7 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
     case kernel_family::reduction:
     case kernel_family::scan:
     case kernel_family::histogram:
+    case kernel_family::sort:
       break;
     case kernel_family::elementwise:
       b.program.prologue.push_back({"evaluate and store", {}});

@@ -23,6 +23,7 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
     case kernel_family::reduction:
     case kernel_family::scan:
     case kernel_family::histogram:
+    case kernel_family::sort:
       break;
     case kernel_family::elementwise: {
       k.policy = "RangePolicy";

@@ -46,6 +46,7 @@ enum class kernel_family {
   reduction,         ///< a whole-array reduction (sum, mean, min_value, max_value, reduce)
   scan,              ///< a prefix scan along one dimension (inclusive_scan, exclusive_scan)
   histogram,         ///< counts of values in equal-width bins (histogram)
+  sort,              ///< tile sorts and merge passes of a 1-D sort (sort, sorted)
 };
 
 /// A node type's declaration for the code generator (see the file comment).
@@ -125,6 +126,8 @@ inline const char* to_string(kernel_family f) {
       return "scan";
     case kernel_family::histogram:
       return "histogram";
+    case kernel_family::sort:
+      return "sort";
   }
   return "?";
 }

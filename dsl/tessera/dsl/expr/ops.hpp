@@ -110,6 +110,30 @@ struct maximum {
     return a < b ? b : a;
   }
 };
+/// The orders of tessera::sort by their standard-library names, callable inside kernels:
+/// `a < b` (ascending) and `a > b` (descending); `less<>` and `greater<>` deduce the types.
+template <class T = void>
+struct less {
+  KOKKOS_INLINE_FUNCTION constexpr bool operator()(const T& a, const T& b) const { return a < b; }
+};
+template <class T = void>
+struct greater {
+  KOKKOS_INLINE_FUNCTION constexpr bool operator()(const T& a, const T& b) const { return a > b; }
+};
+template <>
+struct less<void> {
+  template <class A, class B>
+  KOKKOS_INLINE_FUNCTION constexpr bool operator()(const A& a, const B& b) const {
+    return a < b;
+  }
+};
+template <>
+struct greater<void> {
+  template <class A, class B>
+  KOKKOS_INLINE_FUNCTION constexpr bool operator()(const A& a, const B& b) const {
+    return a > b;
+  }
+};
 template <>
 struct plus<void> : ops::add {};
 template <>
