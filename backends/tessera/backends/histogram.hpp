@@ -32,11 +32,46 @@ struct histogram_kernel {
   int copies;
   bool plain;
 
-  /// The bin of x, or -1 outside [lo, hi) (NaN included).
+  /// The bin of x, or -1 outside [lo, hi) (NaN included). ZeroLo: lo is 0, so (v - lo) is v
+  /// (the same value, one subtraction fewer on the counting loop's critical path).
+  template <bool ZeroLo = false>
   KOKKOS_FORCEINLINE_FUNCTION index_type bin_of(double v) const {
     if (!(v >= lo && v < hi)) return -1;
-    const index_type b = index_type((v - lo) * scale);
+    const index_type b = index_type((ZeroLo ? v : v - lo) * scale);
     return b < bins ? b : bins - 1;
+  }
+  /// One thread (plain adds) counts [i0, i1) straight into the result.
+  template <bool ZeroLo>
+  KOKKOS_INLINE_FUNCTION void count_direct(index_type i0, index_type i1) const {
+    C* const c = counts.p;
+    const index_type s = counts.s[0];
+    if (s == 1) {
+      for (index_type q = i0; q < i1; ++q)
+        if (const index_type b = bin_of<ZeroLo>(value(q)); b >= 0) ++c[b];
+    } else {
+      for (index_type q = i0; q < i1; ++q)
+        if (const index_type b = bin_of<ZeroLo>(value(q)); b >= 0) ++c[b * s];
+    }
+  }
+  /// One member counts [i0, i1) into priv: element q goes to copy (q - i0) % copies, so a run
+  /// of one value updates `copies` counters in turn instead of waiting on one.
+  template <bool ZeroLo>
+  KOKKOS_INLINE_FUNCTION void count_run(std::uint32_t* priv, index_type i0, index_type i1) const {
+    index_type q = i0;
+    if (copies == 4) {
+      for (; q + 4 <= i1; q += 4) {
+        const index_type b0 = bin_of<ZeroLo>(value(q)), b1 = bin_of<ZeroLo>(value(q + 1)),
+                         b2 = bin_of<ZeroLo>(value(q + 2)), b3 = bin_of<ZeroLo>(value(q + 3));
+        if (b0 >= 0) ++priv[b0];
+        if (b1 >= 0) ++priv[bins + b1];
+        if (b2 >= 0) ++priv[2 * bins + b2];
+        if (b3 >= 0) ++priv[3 * bins + b3];
+      }
+    }
+    for (; q < i1; ++q) {
+      const index_type b = bin_of<ZeroLo>(value(q));
+      if (b >= 0) ++priv[b];
+    }
   }
   KOKKOS_FORCEINLINE_FUNCTION double value(index_type q) const {
     if constexpr (N == 1)
@@ -54,6 +89,14 @@ struct histogram_kernel {
   KOKKOS_INLINE_FUNCTION void operator()(const member& m) const {
     const index_type i0 = index_type(m.league_rank()) * chunk;
     const index_type i1 = i0 + chunk < n ? i0 + chunk : n;
+    if (copies == 0 && plain && m.team_size() == 1) {
+      // One thread: straight into the result, as a plain loop would.
+      if (lo == 0)
+        count_direct<true>(i0, i1);
+      else
+        count_direct<false>(i0, i1);
+      return;
+    }
     if (copies == 0) {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(m, i0, i1), [&](index_type q) {
         const index_type b = bin_of(value(q));
@@ -67,23 +110,10 @@ struct histogram_kernel {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(m, slots), [&](index_type s) { priv[s] = 0; });
     m.team_barrier();
     if (m.team_size() == 1) {
-      // One member counts the chunk: element q goes to copy (q - i0) % copies, so a run of one
-      // value updates `copies` counters in turn instead of waiting on one.
-      index_type q = i0;
-      if (copies == 4) {
-        for (; q + 4 <= i1; q += 4) {
-          const index_type b0 = bin_of(value(q)), b1 = bin_of(value(q + 1)),
-                           b2 = bin_of(value(q + 2)), b3 = bin_of(value(q + 3));
-          if (b0 >= 0) ++priv[b0];
-          if (b1 >= 0) ++priv[bins + b1];
-          if (b2 >= 0) ++priv[2 * bins + b2];
-          if (b3 >= 0) ++priv[3 * bins + b3];
-        }
-      }
-      for (; q < i1; ++q) {
-        const index_type b = bin_of(value(q));
-        if (b >= 0) ++priv[b];
-      }
+      if (lo == 0)
+        count_run<true>(priv, i0, i1);
+      else
+        count_run<false>(priv, i0, i1);
     } else {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(m, i0, i1), [&](index_type q) {
         const index_type b = bin_of(value(q));
@@ -141,10 +171,10 @@ codegen::kernel_plan histogram_kernel_plan(const Space&, index_type n, index_typ
 /// \throws shape_error when counts has no element (bins < 1) or on a negative extent;
 ///         usage_error on a range that is not finite or has lo >= hi, or when Kokkos is not
 ///         running — before anything runs (counts untouched)
-/// Cost: one team per chunk of the elements (2^16 on CPUs, or 16 per bin when there are more,
-/// 4096 on GPUs), counting into private bins in team scratch (CPUs: four copies while they fit
-/// half the L1 cache) added to counts once per team; bins past the scratch budget (half the L2
-/// cache on CPUs, 32 KiB on GPUs) are counted with atomic adds to counts directly.
+/// Cost: one team per chunk of the elements (CPUs: one per thread, at least 2^16 elements or
+/// 16 per private bin; GPUs: 4096), counting into private bins in team scratch (CPUs: four copies
+/// while they fit half the L1 cache) added to counts once per team; bins past the scratch budget
+/// (half the L2 cache on CPUs, 32 KiB on GPUs) are counted with atomic adds to counts directly.
 template <launchable_space Space, backends::impl::scan_source E, class D>
 requires impl::is_array_like<D>::value void histogram(const Space& exec, const E& e,
                                                       const D& counts, const value_range& r) {
@@ -172,12 +202,13 @@ requires impl::is_array_like<D>::value void histogram(const Space& exec, const E
     return;
   }
   const codegen::kernel_plan k = backends::impl::histogram_kernel_plan<Space, T>(exec, n, bins, r);
-  backends::impl::with_source(exec, e, [&](const auto& src) {
+  const auto launch = [&](const auto& src, const auto& ext) {
     using X = std::remove_cvref_t<decltype(src)>;
-    using kernel = backends::impl::histogram_kernel<Space, X, C, E::rank>;
+    constexpr int M = std::remove_cvref_t<decltype(ext)>::rank;
+    using kernel = backends::impl::histogram_kernel<Space, X, C, M>;
     const kernel f{src,
                    out,
-                   x,
+                   ext,
                    n,
                    k.reduce_chunk,
                    bins,
@@ -192,6 +223,21 @@ requires impl::is_array_like<D>::value void histogram(const Space& exec, const E
     Kokkos::parallel_for(k.label, policy, f);
     exec.fence();
     Kokkos::Profiling::popRegion();
+  };
+  backends::impl::with_source(exec, e, [&](const auto& src) {
+    // An array or view whose elements are contiguous is counted in one flat run (no index
+    // arithmetic per element); anything else element by element in row-major order.
+    if constexpr (requires { src.r.s; } && E::rank > 1) {
+      index_type s[E::rank];
+      tessera::impl::contiguous_strides(x, s);
+      bool flat = true;
+      for (int d = 0; d + 1 < E::rank; ++d) flat = flat && src.r.s[d] == s[d];
+      if (flat) {
+        launch(backends::impl::contiguous_run<T>{src.r.p}, extent<1>(n));
+        return;
+      }
+    }
+    launch(src, x);
   });
 }
 
