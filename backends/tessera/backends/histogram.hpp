@@ -266,12 +266,8 @@ template <backends::impl::scan_source E>
 codegen::program_plan plan_histogram(const E& e, index_type bins, const value_range& r) {
   constexpr const char* fn = "tessera::plan_histogram";
   backends::impl::check_histogram(fn, bins, r);
-  tessera::impl::require_runtime(fn);
-  const auto x = backends::impl::checked_extent(fn, e);
-  codegen::program_plan p;
+  auto [p, x] = backends::impl::source_plan(fn, e);
   if (x.size() == 0) return p;
-  if constexpr (requires { typename E::tessera_expression_tag; })
-    backends::exec::materialization_plans(execution_space(), e, p);
   p.kernels.push_back(
       backends::impl::histogram_kernel_plan<execution_space, backends::impl::source_value_t<E>>(
           execution_space(), x.size(), bins, r));

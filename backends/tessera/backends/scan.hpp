@@ -18,6 +18,7 @@
 
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace tessera {
 
@@ -54,6 +55,19 @@ decltype(auto) with_source(const Space& exec, const E& e, F&& f) {
   } else {
     return with_fold_operand(e, f);
   }
+}
+
+/// The start of a Tier 1 plan of source e on the default execution space: e's extent (checked)
+/// and, for a non-empty expression, the kernels computing its non-elementwise parts first.
+/// \throws shape_error on a negative extent; usage_error when Kokkos is not running
+template <class E>
+std::pair<codegen::program_plan, extent<E::rank>> source_plan(const char* fn, const E& e) {
+  tessera::impl::require_runtime(fn);
+  const extent<E::rank> x = checked_extent(fn, e);
+  codegen::program_plan p;
+  if constexpr (requires { typename E::tessera_expression_tag; })
+    if (x.size() > 0) exec::materialization_plans(execution_space(), e, p);
+  return {std::move(p), x};
 }
 
 /// The dimension `dim` names in an extent of rank N (negative: counted from the last, as
@@ -347,13 +361,9 @@ codegen::program_plan plan(scan_kind kind, const E& e, int dim = -1, const Op& =
   using A = backends::impl::scan_acc_t<T, Op>;
   const char* fn = kind == scan_kind::inclusive ? "tessera::plan(inclusive_scan)"
                                                 : "tessera::plan(exclusive_scan)";
-  tessera::impl::require_runtime(fn);
-  const auto x = backends::impl::checked_extent(fn, e);
+  auto [p, x] = backends::impl::source_plan(fn, e);
   const int d = backends::impl::scan_dimension(fn, dim, x);
-  codegen::program_plan p;
   if (x.size() == 0) return p;
-  if constexpr (requires { typename E::tessera_expression_tag; })
-    backends::exec::materialization_plans(execution_space(), e, p);
   p.kernels.push_back(backends::impl::scan_kernel_plan<execution_space, T, A, Op>(
       execution_space(), kind == scan_kind::exclusive, x, d, false));
   return p;

@@ -189,12 +189,8 @@ codegen::program_plan plan_sort(const E& e, const Comp& = {}, bool in_place = fa
   using T = backends::impl::source_value_t<E>;
   static_assert(E::rank == 1, "tessera::plan_sort: sorts one-dimensional data");
   constexpr const char* fn = "tessera::plan_sort";
-  tessera::impl::require_runtime(fn);
-  const auto x = backends::impl::checked_extent(fn, e);
-  codegen::program_plan p;
+  auto [p, x] = backends::impl::source_plan(fn, e);
   if (x.size() == 0) return p;
-  if constexpr (requires { typename E::tessera_expression_tag; })
-    backends::exec::materialization_plans(execution_space(), e, p);
   for (auto& k : backends::impl::sort_kernel_plans<execution_space, T, Comp>(execution_space(),
                                                                              x[0], in_place))
     p.kernels.push_back(std::move(k));
