@@ -1,7 +1,8 @@
 #pragma once
 // tessera-fuzz: a differential fuzzer of Tier 1. Each case draws an expression pattern from a
 // catalogue that covers the whole surface (elementwise chains, where, math functions, matmul
-// with epilogues and schedules, transposes, tile_reduce/tile_mean, reductions, ranks 1-3), an
+// with epilogues and schedules, transposes, tile_reduce/tile_mean, reductions, scans along a
+// dimension, sorts, tile collectives in a Tier 0 kernel, ranks 1-3), an
 // element type (float, double, int) — for patterns marked `mixed` operand c of another type and
 // destinations of another type —, a `.tile<...>()` schedule of random sizes on the nodes the
 // pattern marks with sched(), random shapes (0, 1, primes, non-multiples of every tile),
@@ -157,14 +158,76 @@ inline double max_value(const rv& x) {
   return x.v.maxCoeff();
 }
 
+/// Tier 1 scans along a dimension of the reference (rank 2; ranks 1 and 3 are one row, so
+/// only their last dimension), in order, with op.
+template <class Op>
+rv inclusive_scan(const rv& x, int dim, Op op) {
+  rv r{x.v};
+  if (dim == 0) {
+    for (Eigen::Index i = 1; i < r.v.rows(); ++i)
+      for (Eigen::Index j = 0; j < r.v.cols(); ++j) r.v(i, j) = op(r.v(i - 1, j), r.v(i, j));
+  } else {
+    for (Eigen::Index i = 0; i < r.v.rows(); ++i)
+      for (Eigen::Index j = 1; j < r.v.cols(); ++j) r.v(i, j) = op(r.v(i, j - 1), r.v(i, j));
+  }
+  return r;
+}
+inline rv inclusive_scan(const rv& x, int dim) {
+  return inclusive_scan(x, dim, [](double a, double b) { return a + b; });
+}
+/// The sum of the elements before each one along dim.
+inline rv exclusive_scan(const rv& x, int dim) {
+  rv r = inclusive_scan(x, dim);
+  r.v -= x.v;
+  return r;
+}
+/// The values of a rank-1 reference (one row) in ascending order.
+inline rv sorted(const rv& x) {
+  rv r{x.v};
+  std::sort(r.v.data(), r.v.data() + r.v.size());
+  return r;
+}
+
+/// Tier 0 tile collectives: tile (R x C) sums through reduce_over_tile in a tiled kernel over
+/// the truncated extent (x materialized first); the reference is tile_reduce's. (A named
+/// function with a declared return type: device compilers take kernels' lambdas there.)
+template <int R, int C, class V, class X>
+tessera::array<V, 2> tile_sums_kernel(const X& x) {
+  const tessera::array<V, 2> in = x;
+  tessera::array<V, 2> out{tessera::extent<2>(in.extent[0] / R, in.extent[1] / C)};
+  if (out.extent.size() == 0) return out;
+  tessera::parallel_for_each(
+      in.extent.template tile<R, C>().truncate(),
+      TESSERA_KERNEL(tessera::basic_tile_group<tessera::execution_space, R, C> & g) {
+        using ti = tessera::tiled_index<R, C>;
+        const V s = tessera::reduce_over_tile(
+            g, [&](const ti& t) { return in[t.global]; }, tessera::plus<>());
+        g.for_each([&](const ti& t) {
+          if (t.local_linear() == 0) out[t.tile] = s;
+        });
+      });
+  return out;
+}
+template <int R, int C, class X>
+auto tile_sums_over_tile(const X& x) {
+  if constexpr (std::is_same_v<std::remove_cvref_t<X>, rv>)
+    return tile_reduce<R, C>(x, [](double a, double b) { return a + b; });
+  else
+    return tile_sums_kernel<R, C,
+                            std::remove_const_t<typename tessera::impl::expr_t<X>::value_type>>(x);
+}
+
 using tessera::abs;
+using tessera::exclusive_scan;
 using tessera::exp;
+using tessera::inclusive_scan;
 using tessera::matmul;
 using tessera::max;
 using tessera::max_value;
 using tessera::min;
 using tessera::pow;
 using tessera::relu;
+using tessera::sorted;
 using tessera::sqrt;
 using tessera::square;
 using tessera::sum;
@@ -389,6 +452,11 @@ inline auto catalogue() {
     s.a = s.b = s.c = {pick_dim(g, d * d), 0, 0};
     return s;
   };
+  auto scanned = [](rng_t& g, index_type d) {  // sums along a line of up to d elements
+    operand_shapes<2> s = same_shape(g, d);
+    s.growth = std::max(s.a[0], s.a[1]) + 1;
+    return s;
+  };
   auto r3 = [](rng_t& g, index_type d) {
     operand_shapes<3> s;
     const index_type q = std::max<index_type>(2, d / 4);
@@ -551,6 +619,21 @@ inline auto catalogue() {
                       }),
       make_pattern<1>("rank 1: where(a < b, a * s, b - c)", r1,
                       [](auto a, auto b, auto c, auto s) { return where(a < b, a * s, b - c); }),
+      // Tier 1 scans and sorts (element-wise producers read inside), Tier 0 tile collectives.
+      make_pattern<2, rank2_only>(
+          "inclusive_scan(a * s - b, 1) + c", scanned,
+          [](auto a, auto b, auto c, auto s) { return inclusive_scan(a * s - b, 1) + c; }),
+      make_pattern<2, rank2_only>(
+          "exclusive_scan(a - c, 0) * s", scanned,
+          [](auto a, auto, auto c, auto s) { return exclusive_scan(a - c, 0) * s; }),
+      make_pattern<2, rank2_only>(
+          "inclusive_scan(b, 0, max) - a", same,
+          [](auto a, auto b, auto, auto) { return inclusive_scan(b, 0, op_max{}) - a; }),
+      make_pattern<1>("rank 1: sorted(a * s - b) + c", r1,
+                      [](auto a, auto b, auto c, auto s) { return sorted(a * s - b) + c; }),
+      make_pattern<2, rank2_only>(
+          "tile_sums_over_tile<2,3>(a * s - b) + c", tiled(2, 3),
+          [](auto a, auto b, auto c, auto s) { return tile_sums_over_tile<2, 3>(a * s - b) + c; }),
       make_pattern<3>("rank 3: relu(a * b - c) + s", r3,
                       [](auto a, auto b, auto c, auto s) { return relu(a * b - c) + s; }));
 }
