@@ -30,6 +30,7 @@ struct histogram_kernel {
   index_type n, chunk, bins;
   double lo, hi, scale;
   int copies;
+  int level;  // the scratch level holding the private bins
   bool plain;
 
   /// The bin of x, or -1 outside [lo, hi) (NaN included). ZeroLo: lo is 0, so (v - lo) is v
@@ -105,7 +106,7 @@ struct histogram_kernel {
       return;
     }
     auto* priv = static_cast<std::uint32_t*>(
-        m.team_scratch(0).get_shmem(std::size_t(bins) * std::size_t(copies) * 4));
+        m.team_scratch(level).get_shmem(std::size_t(bins) * std::size_t(copies) * 4));
     const index_type slots = bins * copies;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(m, slots), [&](index_type s) { priv[s] = 0; });
     m.team_barrier();
@@ -216,9 +217,11 @@ requires impl::is_array_like<D>::value void histogram(const Space& exec, const E
                    r.hi,
                    double(bins) / (r.hi - r.lo),
                    k.histogram_copies,
+                   k.scratch_level,
                    k.histogram_plain_adds};
     Kokkos::TeamPolicy<Space> policy(exec, int(k.league_size), k.team_size);
-    if (k.scratch_bytes[0] > 0) policy.set_scratch_size(0, Kokkos::PerTeam(k.scratch_bytes[0]));
+    if (k.scratch_bytes[k.scratch_level] > 0)
+      policy.set_scratch_size(k.scratch_level, Kokkos::PerTeam(k.scratch_bytes[k.scratch_level]));
     Kokkos::Profiling::pushRegion(k.label);
     Kokkos::parallel_for(k.label, policy, f);
     exec.fence();

@@ -139,8 +139,15 @@ inline kernel_plan plan_histogram(const histogram_desc& d, const target& t) {
   const std::size_t per_copy = std::size_t(d.bins) * 4;
   int copies = std::max(1, t.histogram.copies);
   while (copies > 1 && per_copy * std::size_t(copies) > t.histogram.copies_bytes) copies /= 2;
-  const std::size_t budget = std::min(t.histogram.private_bins_bytes, t.scratch_max[0]);
-  const bool private_bins = per_copy * std::size_t(copies) <= budget;
+  // Private bins in scratch level 0 while they fit it; on CPUs (where level 1 is the same
+  // memory, allocated per team) in level 1 up to the budget: atomics straight into the result
+  // from several threads cost far more than a team's zeroing and adding of its bins.
+  const std::size_t want = per_copy * std::size_t(copies);
+  const std::size_t budget = std::min(
+      t.histogram.private_bins_bytes,
+      t.thread_per_logical ? t.scratch_max[0] : std::max(t.scratch_max[0], t.scratch_max[1]));
+  const bool private_bins = want <= budget;
+  k.scratch_level = private_bins && want > t.scratch_max[0] ? 1 : 0;
   // A chunk counts at least 16 elements per private bin, so adding the bins to the result
   // costs at most a sixteenth of the counting.
   std::int64_t chunk = std::max<std::int64_t>(1, t.histogram.chunk);
@@ -159,11 +166,12 @@ inline kernel_plan plan_histogram(const histogram_desc& d, const target& t) {
   k.mapping = "one team per chunk of " + std::to_string(chunk) + " consecutive elements" +
               (t.thread_per_logical ? ", one element per member per step" : "");
   if (private_bins) {
-    k.scratch_bytes[0] = per_copy * std::size_t(copies);
+    k.scratch_bytes[k.scratch_level] = want;
     k.buffers.push_back({"private bins",
                          "uint32[" + std::to_string(copies) + "][" + std::to_string(d.bins) + "]",
-                         memory_space_kind::scratch_level0, k.scratch_bytes[0], 0,
-                         "per-team counts, added to the result once per team"});
+                         k.scratch_level == 0 ? memory_space_kind::scratch_level0
+                                              : memory_space_kind::scratch_level1,
+                         want, 0, "per-team counts, added to the result once per team"});
     k.phases = 3;
     k.barriers.push_back({0, "tile_static memory", "private bins zeroed before counting"});
     k.barriers.push_back({1, "tile_static memory", "counts complete before they are added"});
