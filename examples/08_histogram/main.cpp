@@ -1,8 +1,10 @@
 // Histogram and cumulative distribution: the counts of n samples of a normal distribution in
 // 64 bins over [-4, 4) (Tier 1 histogram: private bins per tile, added once per tile), the
 // empirical distribution function as an inclusive scan of the counts, and running maxima of
-// a 2-D field along each dimension (inclusive_scan with maximum<>). Checked against a host
-// histogram with the same bin formula, std::inclusive_scan and Eigen; prints the plans.
+// a 2-D field along each dimension (inclusive_scan with maximum<>), and the quartiles of the
+// samples from a Tier 1 sort (each must lie in the bin where the cumulative counts cross its
+// rank). Checked against a host histogram with the same bin formula, std::inclusive_scan,
+// std::stable_sort and Eigen; prints the plans.
 //
 //   example_08_histogram [n]
 #include "../common/report.hpp"
@@ -12,6 +14,7 @@
 #include <cstdlib>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 int main(int argc, char** argv) {
@@ -46,6 +49,30 @@ int main(int argc, char** argv) {
       "cumulative counts == std::inclusive_scan", cdf.to_vector() == want_cdf,
       std::to_string(want_cdf.back()) + " of " + std::to_string(n) + " samples in [-4, 4)");
 
+  // Quartiles from the sorted samples: the sample of rank k lies in the first bin whose
+  // cumulative count exceeds k - (the samples below lo).
+  const std::vector<float> sorted = tessera::sorted(A).to_vector();
+  std::vector<float> want_sorted = host;
+  std::stable_sort(want_sorted.begin(), want_sorted.end());
+  ok &= workloads::verdict("sorted samples == std::stable_sort", sorted == want_sorted);
+  if (n >= 4) {
+    const long below =
+        long(std::lower_bound(sorted.begin(), sorted.end(), float(lo)) - sorted.begin());
+    bool inside = true;
+    std::string q;
+    for (const long k : {n / 4, n / 2, 3 * n / 4}) {
+      const double x = sorted[std::size_t(k)];
+      if (!(x >= lo && x < hi)) continue;
+      const long b =
+          long(std::upper_bound(want_cdf.begin(), want_cdf.end(), k - below) - want_cdf.begin());
+      const double b0 = lo + double(b) * (hi - lo) / bins;
+      inside &= x >= b0 && x < b0 + (hi - lo) / bins;
+      q += (q.empty() ? "" : ", ") + std::to_string(x);
+    }
+    ok &= workloads::verdict("quartiles lie in the bins the cumulative counts give", inside,
+                             "quartiles " + q);
+  }
+
   // Running maxima of a 2-D field along each dimension, against Eigen.
   const long r = 301, c = 517;
   std::uniform_real_distribution<float> u(-1.f, 1.f);
@@ -63,6 +90,7 @@ int main(int argc, char** argv) {
   std::printf("%s", tessera::explain_histogram(A, bins, {lo, hi}).c_str());
   std::printf("%s",
               tessera::explain(tessera::scan_kind::inclusive, F, 0, tessera::maximum<>()).c_str());
+  std::printf("%s", tessera::explain_sort(A).c_str());
   std::printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
 }
