@@ -44,15 +44,8 @@ struct histogram_kernel {
   /// One thread (plain adds) counts [i0, i1) straight into the result.
   template <bool ZeroLo>
   KOKKOS_INLINE_FUNCTION void count_direct(index_type i0, index_type i1) const {
-    C* const c = counts.p;
-    const index_type s = counts.s[0];
-    if (s == 1) {
-      for (index_type q = i0; q < i1; ++q)
-        if (const index_type b = bin_of<ZeroLo>(value(q)); b >= 0) ++c[b];
-    } else {
-      for (index_type q = i0; q < i1; ++q)
-        if (const index_type b = bin_of<ZeroLo>(value(q)); b >= 0) ++c[b * s];
-    }
+    for (index_type q = i0; q < i1; ++q)
+      if (const index_type b = bin_of<ZeroLo>(value(q)); b >= 0) ++counts(b);
   }
   /// One member counts [i0, i1) into priv: element q goes to copy (q - i0) % copies, so a run
   /// of one value updates `copies` counters in turn instead of waiting on one.
@@ -82,9 +75,9 @@ struct histogram_kernel {
   }
   KOKKOS_FORCEINLINE_FUNCTION void add(index_type b, C v) const {
     if (plain)
-      counts.p[b * counts.s[0]] += v;
+      counts(b) += v;
     else
-      Kokkos::atomic_add(&counts.p[b * counts.s[0]], v);
+      Kokkos::atomic_add(&counts(b), v);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member& m) const {
@@ -134,7 +127,7 @@ struct histogram_kernel {
 template <class C>
 struct zero_counts {
   tessera::impl::strided_ref<C, 1> counts;
-  KOKKOS_INLINE_FUNCTION void operator()(index_type b) const { counts.p[b * counts.s[0]] = C(0); }
+  KOKKOS_INLINE_FUNCTION void operator()(index_type b) const { counts(b) = C(0); }
 };
 
 inline void check_histogram(const char* fn, index_type bins, const value_range& r) {

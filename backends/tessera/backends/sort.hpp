@@ -19,7 +19,7 @@ namespace backends::impl {
 
 template <class Comp>
 std::string sort_order_name() {
-  if constexpr (sort_order_of < Comp >> 0)
+  if constexpr ((sort_order_of<Comp>) > 0)
     return "ascending (less)";
   else if constexpr (sort_order_of<Comp> < 0)
     return "descending (greater)";
@@ -114,24 +114,14 @@ void sort_into(const Space& exec, const char* fn, const E& e, const D& dst, cons
   if constexpr (requires { dst.sync_state(); })
     if (auto* st = dst.sync_state()) st->to_device(true);
   const auto ks = sort_kernel_plans<Space, T, Comp>(exec, n, in_place);
-  using view = Kokkos::View<T*, typename Space::memory_space>;
-  const view tmp(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::sort temporary"),
-                 std::size_t(n));
-  const auto out = dst.ref();
-  const bool contiguous = out.s[0] == 1;
-  view fin;
-  if (!contiguous)
-    fin = view(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::sort output"),
-               std::size_t(n));
-  T* const f = contiguous ? out.p : fin.data();
+  // The merge passes' other buffer; the destination itself is the first (a rank-1 array or
+  // view is contiguous: strided_ref's last dimension always is).
+  const Kokkos::View<T*, typename Space::memory_space> tmp(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::sort temporary"), std::size_t(n));
+  T* const out = dst.ref().p;
   const auto order = sort_comparator<T>(comp);
-  with_source(exec, e, [&](const auto& src) { run_sort(exec, ks, src, f, tmp.data(), n, order); });
-  if (!contiguous) {
-    Kokkos::parallel_for("tessera::sort (copy out)",
-                         Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, n),
-                         sort_copy_out<T>{fin.data(), out});
-    exec.fence();
-  }
+  with_source(exec, e,
+              [&](const auto& src) { run_sort(exec, ks, src, out, tmp.data(), n, order); });
 }
 
 }  // namespace backends::impl
@@ -140,7 +130,8 @@ void sort_into(const Space& exec, const char* fn, const E& e, const D& dst, cons
 /// (ascending with the default tessera::less<>); stable: equivalent elements keep their
 /// order (std::stable_sort).
 /// \param exec [in] the execution space instance
-/// \param a [in,out] array<T,1> or array_view<T,1> (any stride), T trivially copyable
+/// \param a [in,out] array<T,1> or array_view<T,1> (a section or projection too), T trivially
+///        copyable
 /// \param comp a strict weak order callable in kernels as comp(T, T) -> bool: tessera::less<>,
 ///        tessera::greater<>, or a user functor (std::less works on CPU backends only). On
 ///        floating-point data less and greater order NaNs as greater than every number: last
@@ -148,7 +139,7 @@ void sort_into(const Space& exec, const char* fn, const E& e, const D& dst, cons
 ///        strict weak order gives an unspecified result.
 /// \throws shape_error on a negative extent; usage_error when Kokkos is not running — before
 ///         anything runs (a untouched)
-/// Cost: n elements of temporary memory (2n for a strided view), tile sorts (CPUs: one tile
+/// Cost: n elements of temporary memory, tile sorts (CPUs: one tile
 /// per thread, an LSD radix sort over the bytes of integer, float and double keys ordered by
 /// less or greater, std::stable_sort otherwise; GPUs: tiles of 256 ranked in team scratch),
 /// then ceil(log2(tiles)) merge passes, each reading and writing n elements. See plan_sort.

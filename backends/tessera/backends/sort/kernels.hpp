@@ -175,12 +175,4 @@ struct sort_merge_blocks {
   }
 };
 
-/// Copies a contiguous buffer into a strided destination.
-template <class T>
-struct sort_copy_out {
-  const T* in;
-  tessera::impl::strided_ref<T, 1> out;
-  KOKKOS_INLINE_FUNCTION void operator()(index_type i) const { out.p[i * out.s[0]] = in[i]; }
-};
-
 }  // namespace tessera::backends::impl
