@@ -191,6 +191,29 @@ void run_scan(const Space& exec, const codegen::kernel_plan& k, const X& x,
     Kokkos::parallel_for(
         k.label, Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, k.league_size),
         f);
+  } else if (k.scan_carry_passes) {
+    const index_type chunk = k.reduce_chunk, per_line = (s.length + chunk - 1) / chunk;
+    const index_type lines = s.outer * s.inner;
+    using MS = typename Space::memory_space;
+    const Kokkos::View<A**, Kokkos::LayoutRight, MS> totals(
+        Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, k.label + " chunk totals"), lines,
+        per_line);
+    tessera::impl::strided_ref<A, 2> t{totals.data(), {per_line, 1}};
+    const Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>> chunks(exec, 0, k.league_size);
+    Kokkos::parallel_for(k.label + " (chunk totals)", chunks,
+                         scan_chunk_totals<core>{c, chunk, per_line, t});
+    // The totals' inclusive scan along each line, in place: planned like any scan (the
+    // segmented form again when the lines are long), so the recursion ends in the line form.
+    const extent<2> tx(lines, per_line);
+    raw_operand<A, 2> tin;
+    tin.r.p = t.p;
+    tin.r.s[0] = per_line;
+    tin.r.s[1] = 1;
+    const codegen::kernel_plan k2 = scan_kernel_plan<Space, A, A, Op>(exec, false, tx, 1, true);
+    run_scan<Space>(exec, k2, tin, t, tx, 1, op, A{}, false, false);
+    tessera::impl::strided_ref<const A, 2> prefix{t.p, {per_line, 1}};
+    Kokkos::parallel_for(k.label, chunks,
+                         scan_chunks_from_carries<core>{c, chunk, per_line, prefix});
   } else {
     const index_type chunk = k.reduce_chunk;
     const scan_segments<core> f{c, chunk, (s.length + chunk - 1) / chunk};

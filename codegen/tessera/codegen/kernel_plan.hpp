@@ -149,6 +149,11 @@ struct kernel_plan {
   /// scan, line form: adjacent lines one iteration walks together (0: the segmented form, one
   /// iteration per chunk of `reduce_chunk` elements of a line, carries by Kokkos parallel_scan)
   int scan_line_block = 0;
+  /// scan, segmented form: carries by three launches of Tessera's own instead of Kokkos
+  /// parallel_scan — each chunk's total, an inclusive scan of the totals along each line
+  /// (planned like any scan), each chunk scanned from its carry — which keep the operator's
+  /// order on every backend (Kokkos' GPU scans join in an order only commutative joins survive)
+  bool scan_carry_passes = false;
   /// histogram: elements one team counts (reduce_chunk), private bin copies per team (0: every
   /// count an atomic add to the result), and whether results are added without atomics (one
   /// thread runs every team)

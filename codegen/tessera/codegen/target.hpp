@@ -63,9 +63,14 @@ struct reduction_options {
 /// Prefix scans along a dimension (kernel_family::scan).
 struct scan_options {
   /// Elements of one line one iteration scans in the segmented form (CPUs: long enough to
-  /// amortise an iteration, short enough to balance one long line over the threads; GPUs: 1,
-  /// Kokkos scans across threads).
+  /// amortise an iteration, short enough to balance one long line over the threads; GPUs: a
+  /// few dozen, so one long line still fills the device).
   std::int64_t chunk = 1;
+  /// The segmented form carries through Tessera's own ordered passes (chunk totals, their
+  /// scan, each chunk from its carry) instead of Kokkos parallel_scan: GPUs, whose Kokkos
+  /// scans join each thread's strided elements (fine for sums, wrong for a segmented carry or
+  /// any non-commutative operator).
+  bool carry_passes = false;
   /// Adjacent lines (consecutive elements of the innermost dimension) one iteration of the
   /// line form walks together: a vector register's worth on CPUs, 1 on GPUs (adjacent threads
   /// take adjacent lines, so their loads coalesce).

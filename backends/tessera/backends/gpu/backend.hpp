@@ -22,8 +22,11 @@ struct backend : kernels<Space> {
     codegen::target t = gpu::make_target<Space>();
     t.reduction.chunk = reduce_chunk;
     t.reduction.reproducible_chunk = reproducible_chunk;
-    // Scans: one element per scan index (Kokkos scans across threads), one line per thread.
-    t.scan.chunk = 1;
+    // Scans: one line per thread, or chunks of 32 elements of a line per thread whose
+    // carries go through Tessera's ordered passes (Kokkos' CUDA/HIP parallel_scan folds each
+    // thread's strided elements: only commutative joins survive it).
+    t.scan.chunk = 32;
+    t.scan.carry_passes = true;
     // Histograms: a team of 256 counts 16 elements per member into bins in shared memory.
     t.histogram.chunk = 4096;
     t.histogram.private_bins_bytes = t.scratch_max[0] < (32u << 10) ? t.scratch_max[0] : 32u << 10;

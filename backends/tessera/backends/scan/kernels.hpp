@@ -188,6 +188,11 @@ struct scan_lines {
 
 /// Segmented form: iteration i scans chunk i % chunks_per_line of line i / chunks_per_line;
 /// Kokkos parallel_scan carries each chunk's combination into the next chunk of its line.
+/// Only for backends whose Kokkos scan joins values in order (the host spaces: each thread
+/// folds a contiguous range, then the threads' totals are joined first to last); Kokkos' CUDA
+/// and HIP scans fold each thread's strided elements, which only a commutative join survives,
+/// and this carry's join is not commutative (nor need the scan's operator be): the GPU family
+/// uses the ordered passes below (kernel_plan::scan_carry_passes).
 template <class Core>
 struct scan_segments {
   using A = typename Core::acc_type;
@@ -236,6 +241,45 @@ struct scan_segments {
     }
     update.v = acc;
     update.flags = q == 0 ? 3 : (update.flags | 1);
+  }
+};
+
+/// Ordered segmented form, pass 1: iteration i stores the total of chunk i % chunks_per_line
+/// of line i / chunks_per_line (its elements combined in order) at totals(line, chunk).
+template <class Core>
+struct scan_chunk_totals {
+  Core c;
+  index_type chunk, chunks_per_line;
+  tessera::impl::strided_ref<typename Core::acc_type, 2> totals;
+  KOKKOS_INLINE_FUNCTION void operator()(index_type i) const {
+    const index_type line = i / chunks_per_line, q = i % chunks_per_line;
+    const index_type k0 = q * chunk;
+    const index_type k1 = k0 + chunk < c.length ? k0 + chunk : c.length;
+    totals(line, q) = c.total(line / c.inner, line % c.inner, k0, k1);
+  }
+};
+
+/// Ordered segmented form, pass 3: iteration i scans chunk i % chunks_per_line of line i /
+/// chunks_per_line from its carry: the line's init (if any) combined with prefix(line, q - 1),
+/// the inclusive scan of the chunk totals of its line (pass 2).
+template <class Core>
+struct scan_chunks_from_carries {
+  Core c;
+  index_type chunk, chunks_per_line;
+  tessera::impl::strided_ref<const typename Core::acc_type, 2> prefix;
+  KOKKOS_INLINE_FUNCTION void operator()(index_type i) const {
+    using A = typename Core::acc_type;
+    const index_type line = i / chunks_per_line, q = i % chunks_per_line;
+    const index_type k0 = q * chunk;
+    const index_type k1 = k0 + chunk < c.length ? k0 + chunk : c.length;
+    A acc = c.init;
+    bool has = c.has_init;
+    if (q > 0) {
+      const A p = prefix(line, q - 1);
+      acc = has ? A(c.op(acc, p)) : p;
+      has = true;
+    }
+    c.run(line / c.inner, line % c.inner, k0, k1, acc, has);
   }
 };
 

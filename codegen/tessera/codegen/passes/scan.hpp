@@ -10,9 +10,12 @@
 ///   one contiguous line otherwise, scanned in SIMD blocks; GPUs: one line per thread, adjacent
 ///   threads on adjacent lines). No carry crosses an iteration.
 /// - segmented form, when the lines are too few to occupy the execution space: each line is
-///   cut into chunks, one iteration per chunk, and a Kokkos parallel_scan carries each chunk's
-///   total into the next chunk of its line (a segmented scan: the carry restarts at every
-///   line). Kokkos scans in one pass on Serial, in two (totals, then the scan) elsewhere.
+///   cut into chunks, one iteration per chunk, and each chunk's total is carried into the next
+///   chunks of its line (a segmented scan: the carry restarts at every line). Host backends:
+///   a Kokkos parallel_scan (one pass on Serial, two elsewhere). GPUs: three launches that
+///   keep the operator's order (chunk totals, their inclusive scan along each line — the same
+///   planner, recursively —, each chunk from its carry): Kokkos' GPU scans fold each thread's
+///   strided elements, which is right only for commutative joins.
 /// Small scans, and every scan on a one-thread host space, run on the calling thread.
 ///
 /// Histograms. The row-major order is cut into chunks, one team (tile) each; a team counts into
@@ -96,11 +99,14 @@ inline kernel_plan plan_scan(const scan_desc& d, const target& t) {
     k.scan_line_block = 0;
     k.reduce_chunk = chunk;
     k.league_size = lines * ceil_div(s.length, chunk);
-    k.policy = "RangePolicy (parallel_scan, segmented: the carry restarts at each line)";
+    k.scan_carry_passes = t.scan.carry_passes;
+    k.policy = k.scan_carry_passes
+                   ? "RangePolicy (parallel_for x2 around a scan of the chunk totals)"
+                   : "RangePolicy (parallel_scan, segmented: the carry restarts at each line)";
     k.mapping = "one iteration per chunk of " + std::to_string(chunk) + " elements of a line; " +
                 std::to_string(lines) + " line" + (lines == 1 ? "" : "s") + " of " +
                 std::to_string(s.length);
-    k.phases = 2;
+    k.phases = k.scan_carry_passes ? 3 : 2;
   }
   // Contiguous lines (the last dimension) of outputs larger than the caches stream out,
   // unless the scan reads them (in place).
@@ -111,7 +117,13 @@ inline kernel_plan plan_scan(const scan_desc& d, const target& t) {
   k.buffers.push_back({"out", d.dtype, memory_space_kind::global, 0, 0,
                        k.streaming_stores ? "output, streaming stores" : "output"});
   k.notes.push_back("accumulation: " + d.acc);
-  if (k.scan_line_block == 0)
+  if (k.scan_line_block == 0 && k.scan_carry_passes)
+    k.notes.push_back(
+        "phases: each chunk's total into a buffer of " + std::to_string(k.league_size) + " " +
+        d.acc + " values, an inclusive scan of them along each line (planned as a scan of " +
+        std::to_string(lines) + " x " + std::to_string(k.league_size / lines) +
+        "), then each chunk scanned from its carry; every combination in the operator's order");
+  else if (k.scan_line_block == 0)
     k.notes.push_back(
         "phases: each chunk's total (Kokkos' first pass; skipped on Serial), the carries "
         "scanned across chunks, then each chunk scanned from its carry");
