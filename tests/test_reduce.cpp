@@ -350,7 +350,7 @@ TEST_CASE("sum(e, reproducible): identical bits on repeated calls, arrays and vi
           bits(reduce(av, 0.f, plus<>{}, reproducible)));
     MESSAGE("reproducible sum n=" << n << ": float bits " << hex(bits(first)) << ", double bits "
                                   << hex(bits(firstd)));
-    if constexpr (backends::impl::chunk_elements < execution_space >> 1) {
+    if constexpr (backends::impl::reproducible_chunk_elements<execution_space> == (1 << 14)) {
       const auto it = std::find_if(std::begin(golden), std::end(golden),
                                    [&](const golden_bits& g) { return g.n == n; });
       REQUIRE(it != std::end(golden));

@@ -167,6 +167,19 @@ struct chunk_folder {
       return block_sum<K / 2, Lanes>(get, j) + block_sum<K / 2, Lanes>(get, j + K / 2 * Lanes);
   }
 
+  /// The fold of the C elements [lo, lo + C) for a compile-time C < 2 L: the association of
+  /// fold(lo, lo + C) (the first element lifted, then one step per element, in order), with
+  /// every element loaded before the first step, so that a GPU thread keeps C loads in flight.
+  template <index_type C>
+  KOKKOS_INLINE_FUNCTION acc_type fold_short(index_type lo) const {
+    static_assert(C >= 1 && C < 2 * L, "fold_short: C must be below two lane widths");
+    value_type v[C];
+    for (index_type q = 0; q < C; ++q) v[q] = at_linear(lo + q);
+    acc_type a = rule.lift(v[0]);
+    for (index_type q = 1; q < C; ++q) rule.step(a, v[q]);
+    return a;
+  }
+
   /// The fold of elements [lo, hi) of the row-major order (hi > lo). Deterministic: depends
   /// only on lo, hi and the data.
   TESSERA_REDUCE_OUTLINE KOKKOS_INLINE_FUNCTION acc_type fold(index_type lo, index_type hi) const {
@@ -251,7 +264,9 @@ struct partial_fold {
 };
 
 /// Functor of parallel_reduce: folds chunk c and merges it into the thread's value.
-template <class Folder>
+/// Chunks shorter than two lane widths (GPUs) fold whole through fold_short<Short>: the same
+/// sums, with the loads first.
+template <class Folder, index_type Short = 0>
 struct fold_chunks {
   Folder f;
   index_type n, chunk;
@@ -259,7 +274,12 @@ struct fold_chunks {
                                          partial_fold<typename Folder::acc_type>& v) const {
     const index_type lo = c * chunk;
     const index_type hi = n - lo < chunk ? n : lo + chunk;
-    const auto a = f.fold(lo, hi);
+    typename Folder::acc_type a;
+    if constexpr (Short > 0) {
+      a = hi - lo == Short ? f.template fold_short<Short>(lo) : f.fold(lo, hi);
+    } else {
+      a = f.fold(lo, hi);
+    }
     if (v.set) {
       f.rule.merge(v.a, a);
     } else {

@@ -28,7 +28,8 @@ namespace backends::impl {
 
 /// Elements folded by one functor call, from the backend: 2^16 on CPUs (256 KiB of floats:
 /// large enough to amortise a chunk's start and end, small enough to balance 2^28 elements over
-/// many threads, folded with SIMD lanes), 1 on GPUs (Kokkos reduces in a coalesced tree). Fixed,
+/// many threads, folded with SIMD lanes), 8 on GPUs (loads in flight; Kokkos reduces the
+/// calls' results across threads in a tree). Fixed,
 /// independent of the thread count, which is what makes reproducible mode reproducible.
 template <class Space>
 inline constexpr index_type chunk_elements = backend<Space>::reduce_chunk;
@@ -203,7 +204,8 @@ typename Rule::acc_type fold_all_direct(const Space& exec, const codegen::kernel
   partial_fold<typename Rule::acc_type> result{};
   Kokkos::parallel_reduce(
       k.label, Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, k.league_size),
-      fold_chunks<folder>{folder{e, rule, x}, n, chunk}, fold_reducer<Rule>(rule, result));
+      fold_chunks<folder, (chunk < 2 * Rule::lanes ? chunk : 0)>{folder{e, rule, x}, n, chunk},
+      fold_reducer<Rule>(rule, result));
   exec.fence();
   Kokkos::Profiling::popRegion();
   return result.a;
