@@ -94,6 +94,11 @@ TEST_CASE("inclusive_scan and exclusive_scan of ints along every dimension are e
   check_int_scans(extent<2>(1, 1));
   for (int r = 0; r < 3; ++r) check_int_scans(random_extent<3>(20));
   check_int_scans(extent<3>(2, 17, 33));
+  // Long lines: many chunks of the segmented forms (CPUs with several threads: rounds of
+  // chunks a quarter of L2 long; GPUs: carries through ordered passes, recursively), lines
+  // starting mid-round.
+  check_int_scans(extent<1>(1000003));
+  check_int_scans(extent<2>(5, 200003));
 }
 
 TEST_CASE("empty extents scan to empty arrays") {
@@ -135,7 +140,8 @@ void check_float_sums(const extent<N>& x, int d) {
 }
 
 TEST_CASE("float sums accumulate in double: every prefix within one float rounding") {
-  for (long n : {1L, 9L, 1000L, 16384L, 16385L, 200003L}) check_float_sums(extent<1>(n), 0);
+  for (long n : {1L, 9L, 1000L, 16384L, 16385L, 200003L, 1000003L})
+    check_float_sums(extent<1>(n), 0);
   for (int d = 0; d < 2; ++d) check_float_sums(random_extent<2>(300), d);
   check_float_sums(extent<2>(2, 100000), 1);
   for (int d = 0; d < 3; ++d) check_float_sums(random_extent<3>(40), d);
@@ -171,13 +177,18 @@ TEST_CASE("a non-commutative operator keeps the order of every line") {
             line_scan(v, x, d, compose{}, true, affine{1, 0}));
     }
   }
-  // one long line (the segmented form on threaded spaces)
-  const auto ints = random_ints<int>(50001, 0, 1 << 20);
-  std::vector<affine> v(ints.size());
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = {unsigned(ints[i] | 1), unsigned(ints[i])};
-  const array<affine, 1> a(extent<1>(50001), v.begin(), v.end());
-  CHECK(inclusive_scan(a, 0, compose{}).to_vector() ==
-        line_scan(v, extent<1>(50001), 0, compose{}, false, affine{1, 0}));
+  // long lines (the segmented forms on threaded spaces and GPUs)
+  for (long n : {50001L, 600007L}) {
+    CAPTURE(n);
+    const auto ints = random_ints<int>(std::size_t(n), 0, 1 << 20);
+    std::vector<affine> v(ints.size());
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = {unsigned(ints[i] | 1), unsigned(ints[i])};
+    const array<affine, 1> a(extent<1>(n), v.begin(), v.end());
+    CHECK(inclusive_scan(a, 0, compose{}).to_vector() ==
+          line_scan(v, extent<1>(n), 0, compose{}, false, affine{1, 0}));
+    CHECK(exclusive_scan(a, 0, affine{3, 1}, compose{}).to_vector() ==
+          line_scan(v, extent<1>(n), 0, compose{}, true, affine{3, 1}));
+  }
 }
 
 TEST_CASE("inclusive_scan with an initial value, into views and in place") {
@@ -225,6 +236,30 @@ TEST_CASE("inclusive_scan with an initial value, into views and in place") {
       ok = ok && bv[std::size_t(i * 50 + j)] == want;
     }
   CHECK(ok);
+  // Sections whose trailing extents are 1: a line along dimension 1 of a (n, L, 1) section of
+  // an (n, L, 3) array has no element after it in its row, yet its elements are 3 apart.
+  for (long L : {7L, 40000L}) {
+    CAPTURE(L);
+    const extent<3> xs(3, L, 1), xb(3, L, 3);
+    const auto vb = random_ints<int>(std::size_t(xb.size()), -50, 50);
+    const array<int, 3> wide(xb, vb.begin(), vb.end());
+    std::vector<int> vs(std::size_t(xs.size()));
+    for (index_type i = 0; i < 3; ++i)
+      for (index_type k = 0; k < L; ++k)
+        vs[std::size_t(i * L + k)] = vb[std::size_t((i * L + k) * 3 + 1)];
+    const auto sec = wide.section(tessera::index<3>(0, 0, 1), xs);
+    CHECK(inclusive_scan(sec, 1).to_vector() == line_scan(vs, xs, 1, std::plus<>{}, false, 0));
+    array<int, 3> out(xb);
+    exclusive_scan(sec, out.section(tessera::index<3>(0, 0, 2), xs), 1, 4, tessera::plus<>{});
+    const auto ov = out.to_vector();
+    const auto want = line_scan(vs, xs, 1, std::plus<>{}, true, 4);
+    bool same = true;
+    for (index_type i = 0; i < 3; ++i)
+      for (index_type k = 0; k < L; ++k)
+        same = same && ov[std::size_t((i * L + k) * 3 + 2)] == want[std::size_t(i * L + k)] &&
+               ov[std::size_t((i * L + k) * 3)] == 0;
+    CHECK(same);
+  }
 }
 
 TEST_CASE("scans of expressions fuse their element-wise producers") {
@@ -292,6 +327,16 @@ TEST_CASE("scan plans say the form, the accumulation and where it runs") {
   const auto t = backends::backend<execution_space>::make_target();
   if (!t.thread_per_logical && t.concurrency == 1) {
     CHECK(k.inline_fold);
+  } else if (!t.thread_per_logical && t.scan.round_team > 1) {
+    // CPUs with several threads: one team walks chunks of a quarter of L2 in rounds
+    CHECK(k.scan_rounds);
+    CHECK(k.league_size == 1);
+    CHECK(k.team_size == t.scan.round_team);
+    CHECK(k.reduce_chunk * 4 <=
+          std::int64_t(std::max<std::size_t>(t.scan.round_chunk_bytes, 4096)));
+    CHECK(k.barriers.size() == 2);
+    CHECK(k.scratch_bytes[0] ==
+          std::size_t(k.team_size) * sizeof(backends::impl::scan_carry<double>));
   } else {  // one long line: chunks of it, carried across iterations
     CHECK(k.scan_line_block == 0);
     CHECK(k.league_size == (1 << 20) / t.scan.chunk);

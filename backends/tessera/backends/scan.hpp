@@ -11,6 +11,7 @@
 #pragma once
 
 #include <tessera/backends/exec/reader.hpp>
+#include <tessera/backends/kernels/team_policy.hpp>
 #include <tessera/backends/reduce/launch.hpp>
 #include <tessera/backends/scan/kernels.hpp>
 #include <tessera/codegen/passes/scan.hpp>
@@ -108,6 +109,7 @@ codegen::kernel_plan scan_kernel_plan(const Space&, bool exclusive, const extent
               ? "in the element type, " + s.dtype
               : std::string("double accumulator, each prefix rounded once to ") + s.dtype;
   s.acc_bytes = sizeof(A);
+  s.carry_bytes = sizeof(scan_carry<A>);
   s.op = operator_name<Op>();
   for (int q = 0; q < N; ++q) s.extent.push_back(x[q]);
   s.dim = d;
@@ -214,6 +216,17 @@ void run_scan(const Space& exec, const codegen::kernel_plan& k, const X& x,
     tessera::impl::strided_ref<const A, 2> prefix{t.p, {per_line, 1}};
     Kokkos::parallel_for(k.label, chunks,
                          scan_chunks_from_carries<core>{c, chunk, per_line, prefix});
+  } else if (k.scan_rounds) {
+    const index_type chunk = k.reduce_chunk, per_line = (s.length + chunk - 1) / chunk;
+    using policy = Kokkos::TeamPolicy<Space>;
+    const int P = teams_run_serially(exec) ? 1 : k.team_size;
+    const scan_rounds<core, typename policy::member_type> f{scan_segments<core>{c, chunk, per_line},
+                                                            s.outer * s.inner * per_line};
+    Kokkos::parallel_for(
+        k.label,
+        policy(exec, 1, P)
+            .set_scratch_size(0, Kokkos::PerTeam(k.scratch_bytes[0] + alignof(scan_carry<A>))),
+        f);
   } else {
     const index_type chunk = k.reduce_chunk;
     const scan_segments<core> f{c, chunk, (s.length + chunk - 1) / chunk};

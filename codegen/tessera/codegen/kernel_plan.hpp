@@ -154,6 +154,10 @@ struct kernel_plan {
   /// (planned like any scan), each chunk scanned from its carry — which keep the operator's
   /// order on every backend (Kokkos' GPU scans join in an order only commutative joins survive)
   bool scan_carry_passes = false;
+  /// scan, segmented form on a host space with several threads: one team of team_size members
+  /// walks the chunks in rounds of team_size (each chunk's total, a barrier, each chunk scanned
+  /// from its carry, a barrier), chunks sized to stay in a core's L2 between their two reads
+  bool scan_rounds = false;
   /// histogram: elements one team counts (reduce_chunk), private bin copies per team (0: every
   /// count an atomic add to the result), and whether results are added without atomics (one
   /// thread runs every team)

@@ -71,6 +71,12 @@ struct scan_options {
   /// scans join each thread's strided elements (fine for sums, wrong for a segmented carry or
   /// any non-commutative operator).
   bool carry_passes = false;
+  /// CPUs with several threads: the segmented form runs in rounds in one team of this many
+  /// members (see kernel_plan::scan_rounds; below 2: not this form), in chunks of about
+  /// round_chunk_bytes of the element type (a quarter of a core's L2: a chunk is read again
+  /// from there right after its total).
+  int round_team = 0;
+  std::size_t round_chunk_bytes = 0;
   /// Adjacent lines (consecutive elements of the innermost dimension) one iteration of the
   /// line form walks together: a vector register's worth on CPUs, 1 on GPUs (adjacent threads
   /// take adjacent lines, so their loads coalesce).

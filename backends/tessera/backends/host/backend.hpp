@@ -11,6 +11,8 @@
 #include <tessera/backends/host/target.hpp>
 #include <tessera/backends/host/tile_mapping.hpp>
 
+#include <algorithm>
+
 namespace tessera::backends::host {
 
 /// Reductions of at most this many chunks fold on the calling thread, without a Kokkos launch:
@@ -40,6 +42,10 @@ struct backend : kernels<Space> {
     t.scan.chunk = index_type(1) << 14;
     t.scan.line_block_bytes = t.tile_reduce.vector_bytes > 0 ? t.tile_reduce.vector_bytes : 16;
     t.scan.inline_elements = index_type(1) << 14;
+    // Several threads: the segmented form in rounds in one team of every thread (as many as
+    // Kokkos allows in a team), chunks a quarter of the L2.
+    t.scan.round_team = std::min(t.concurrency, backends::impl::host_team_limit<Space>());
+    t.scan.round_chunk_bytes = t.tile_reduce.l2_bytes / 4;
     // Histograms: one chunk per thread (at least 2^16 elements); private bins up to half the
     // L2 cache; four copies while they fit half the L1 cache (a run of one value then updates
     // four counters in turn, not one).

@@ -24,4 +24,18 @@ codegen::target kokkos_target() {
   return t;
 }
 
+/// A kernel that does nothing (the probe of team limits).
+struct empty_team_kernel {
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void operator()(const Member&) const {}
+};
+
+/// The most members Kokkos allows in a team of Space (Kokkos::OpenMP: the thread pool, at most
+/// 64 in stock Kokkos).
+template <class Space>
+int host_team_limit() {
+  return Kokkos::TeamPolicy<Space>(1, 1).team_size_max(empty_team_kernel{},
+                                                       Kokkos::ParallelForTag());
+}
+
 }  // namespace tessera::backends::impl

@@ -90,7 +90,9 @@ struct scan_core {
     if (k0 >= k1) return;
     if constexpr (!std::is_same_v<Space, void> && has_scan_run<Space, T, A, Op> &&
                   std::is_same_v<std::remove_const_t<typename fold_value<E>::type>, T>) {
-      if (inner == 1) {
+      // The last dimension: a contiguous run in every operand (a line along another dimension
+      // whose trailing extents are 1 is not: a section's elements keep their parent's strides).
+      if (dim == N - 1) {
         index<N> i = line_index(ext, dim, o, k0, 0);
         T* po = &out.at(i);
         if (!has) {  // an inclusive scan's first element is its own prefix
@@ -139,8 +141,29 @@ struct scan_core {
       }
     }
   }
-  /// The combination of elements [k0, k1) of line (o, r) (k0 < k1).
+  /// The combination of elements [k0, k1) of line (o, r) (k0 < k1). A commutative operator
+  /// (sum, product, min, max) over a contiguous run folds in 8 lanes, element j into lane j % 8,
+  /// the lanes then combined in order: independent chains the compiler vectorizes (a dependent
+  /// chain of double additions held the rounds form's totals, the only extra pass, to the
+  /// speed of the scan itself). Sums stay in A (double for float), so every prefix keeps its
+  /// n 2^-53 bound.
   KOKKOS_INLINE_FUNCTION A total(index_type o, index_type r, index_type k0, index_type k1) const {
+    if constexpr (is_raw_operand<E> && ops::reduction_of<Op> != ops::reduction_kind::other) {
+      constexpr int L = 8;
+      if (dim == N - 1 && k1 - k0 >= 2 * L) {
+        const auto* p = &e.r.at(line_index(ext, dim, o, k0, 0));
+        const index_type n = k1 - k0;
+        A lane[L];
+        for (int l = 0; l < L; ++l) lane[l] = A(p[l]);
+        index_type j = L;
+        for (; j + L <= n; j += L)
+          for (int l = 0; l < L; ++l) lane[l] = op(lane[l], A(p[j + l]));
+        for (int l = 0; j < n; ++j, ++l) lane[l] = op(lane[l], A(p[j]));
+        A t = lane[0];
+        for (int l = 1; l < L; ++l) t = op(t, lane[l]);
+        return t;
+      }
+    }
     A t = A(read_at(e, line_index(ext, dim, o, k0, r)));
     for (index_type k = k0 + 1; k < k1; ++k)
       t = op(t, A(read_at(e, line_index(ext, dim, o, k, r))));
@@ -241,6 +264,44 @@ struct scan_segments {
     }
     update.v = acc;
     update.flags = q == 0 ? 3 : (update.flags | 1);
+  }
+};
+
+/// Rounds form (host spaces with several threads): one team of P members walks the chunks in
+/// rounds of P. Member p takes the total of chunk r P + p (which brings the chunk into its
+/// cache), a team barrier, then scans that chunk from its carry — the running carry combined
+/// with the totals of the round's earlier chunks, in order — reading it again from cache; a
+/// second barrier before the next round overwrites the totals. The input comes from memory
+/// once (Kokkos' two-pass scan reads it twice: half the copy bandwidth on two threads) and
+/// chunks are sized to stay in a core's L2 between the two reads. Any team size is correct
+/// (Kokkos runs the team with one member inside an enclosing OpenMP region).
+template <class Core, class Member>
+struct scan_rounds {
+  using A = typename Core::acc_type;
+  using carry = scan_carry<A>;
+  scan_segments<Core> seg;
+  index_type chunks;
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& m) const {
+    const int P = m.team_size(), p = m.team_rank();
+    carry* tot = static_cast<carry*>(
+        m.team_scratch(0).get_shmem_aligned(std::size_t(P) * sizeof(carry), alignof(carry)));
+    carry run;
+    seg.init(run);
+    for (index_type base = 0; base < chunks; base += P) {
+      const index_type i = base + p;
+      carry t;
+      seg.init(t);
+      if (i < chunks) seg(i, t, false);
+      tot[p] = t;
+      m.team_barrier();  // the round's totals complete before any carry combines them
+      if (i < chunks) {
+        carry x = run;
+        for (int q = 0; q < p; ++q) seg.join(x, tot[q]);
+        seg(i, x, true);
+      }
+      for (int q = 0; q < P; ++q) seg.join(run, tot[q]);
+      m.team_barrier();  // every member read the totals before the next round writes them
+    }
   }
 };
 

@@ -40,7 +40,8 @@ struct scan_desc {
   std::string dtype;  ///< element type, e.g. "float"
   std::string acc;    ///< the accumulation, e.g. "double accumulator, rounded to float"
   std::size_t acc_bytes = 4;
-  std::string op;  ///< "sum", "max", "a user operator", ...
+  std::size_t carry_bytes = 8;  ///< a segmented carry: the accumulator and its flags
+  std::string op;               ///< "sum", "max", "a user operator", ...
   std::vector<std::int64_t> extent;
   int dim = 0;  ///< the scanned dimension
   std::size_t elem_bytes = 4;
@@ -74,6 +75,9 @@ inline kernel_plan plan_scan(const scan_desc& d, const target& t) {
   const line_shape s = lines_of(d.extent, d.dim);
   const std::int64_t n = s.outer * s.length * s.inner;
   const std::int64_t lines = s.outer * s.inner;
+  // Lines along the last dimension are contiguous runs (along another one they are not, even
+  // where the extents after it are 1: a section keeps its parent's strides).
+  const bool last_dim = d.dim + 1 == int(d.extent.size());
   const std::int64_t chunk = std::max<std::int64_t>(1, t.scan.chunk);
   // Line form: a block of adjacent lines per iteration.
   int block = 1;
@@ -92,9 +96,39 @@ inline kernel_plan plan_scan(const scan_desc& d, const target& t) {
     k.mapping = "one iteration per " +
                 (block > 1 ? std::to_string(block) + " adjacent lines" : std::string("line")) +
                 " of " + std::to_string(s.length) + " elements, walked start to end" +
-                (s.inner == 1 && !t.thread_per_logical
+                (last_dim && !t.thread_per_logical
                      ? " in SIMD blocks (a log-step scan inside a register, then the carry)"
                      : "");
+  } else if (!t.thread_per_logical && t.scan.round_team > 1 && t.scan.round_chunk_bytes > 0) {
+    // Rounds in one team.
+    // A power of two of elements near round_chunk_bytes, at least 2^10, and small enough for
+    // four rounds (short scans otherwise leave members idle).
+    std::int64_t rc = 1024;
+    while (rc * 2 * std::int64_t(d.elem_bytes) <= std::int64_t(t.scan.round_chunk_bytes) &&
+           rc * 2 * 4 * t.scan.round_team <= n)
+      rc *= 2;
+    k.scan_line_block = 0;
+    k.scan_rounds = true;
+    k.reduce_chunk = rc;
+    k.league_size = 1;
+    k.team_size = t.scan.round_team;
+    const std::int64_t chunks = lines * ceil_div(s.length, rc);
+    k.policy = "TeamPolicy (one team; rounds of " + std::to_string(k.team_size) + " chunks)";
+    k.mapping = "member p scans chunk r * " + std::to_string(k.team_size) + " + p of round r; " +
+                std::to_string(chunks) + " chunks of " + std::to_string(rc) + " elements (" +
+                std::to_string(rc * std::int64_t(d.elem_bytes) / 1024) + " KiB, a quarter of L2 " +
+                "at most) in " + std::to_string(lines) + " line" + (lines == 1 ? "" : "s") +
+                " of " + std::to_string(s.length);
+    k.phases = 2;
+    k.scratch_bytes[0] = std::size_t(k.team_size) * d.carry_bytes;
+    k.buffers.push_back({"round totals", d.acc + " + flags [" + std::to_string(k.team_size) + "]",
+                         memory_space_kind::scratch_level0, k.scratch_bytes[0], 0,
+                         "each member's chunk total, combined in chunk order"});
+    k.barriers.push_back({0, "tile_static memory",
+                          "the round's chunk totals complete before the carries combine them",
+                          true});
+    k.barriers.push_back({1, "tile_static memory",
+                          "every member read the totals before the next round writes them", true});
   } else {
     k.scan_line_block = 0;
     k.reduce_chunk = chunk;
@@ -110,14 +144,19 @@ inline kernel_plan plan_scan(const scan_desc& d, const target& t) {
   }
   // Contiguous lines (the last dimension) of outputs larger than the caches stream out,
   // unless the scan reads them (in place).
-  k.streaming_stores = !t.thread_per_logical && s.inner == 1 && !d.reads_output &&
+  k.streaming_stores = !t.thread_per_logical && last_dim && !d.reads_output &&
                        t.streaming_store_min_bytes > 0 &&
                        std::size_t(n) * d.elem_bytes >= t.streaming_store_min_bytes;
   k.buffers.push_back({"in", d.dtype, memory_space_kind::global, 0, 0, "input"});
   k.buffers.push_back({"out", d.dtype, memory_space_kind::global, 0, 0,
                        k.streaming_stores ? "output, streaming stores" : "output"});
   k.notes.push_back("accumulation: " + d.acc);
-  if (k.scan_line_block == 0 && k.scan_carry_passes)
+  if (k.scan_rounds)
+    k.notes.push_back(
+        "phases: a chunk's total brings it into its member's cache, a barrier, then the chunk "
+        "is scanned from its carry and re-read from that cache: the input comes from memory "
+        "once");
+  else if (k.scan_line_block == 0 && k.scan_carry_passes)
     k.notes.push_back(
         "phases: each chunk's total into a buffer of " + std::to_string(k.league_size) + " " +
         d.acc + " values, an inclusive scan of them along each line (planned as a scan of " +
