@@ -150,6 +150,59 @@ TEST_CASE("array_view: section, projection, view_as, reinterpret_as, const conve
   }
 }
 
+TEST_CASE("C++ AMP's array API: a(idx), view_as, reinterpret_as, array_view(e0, e1, container)") {
+  // a(idx) and v(idx), in a kernel (device memory on GPU backends), ranks 1-3.
+  array<int, 3> a3(extent<3>(2, 3, 4));
+  parallel_for_each(
+      a3.extent, TESSERA_KERNEL(const index<3>& i) { a3(i) = int(100 * i[0] + 10 * i[1] + i[2]); });
+  const auto v3 = a3.to_vector();
+  for (int k = 0; k < 24; ++k)
+    CHECK(v3[std::size_t(k)] == 100 * (k / 12) + 10 * (k / 4 % 3) + k % 4);
+  std::vector<double> hd(5, 0.0);
+  array_view<double, 1> v1(5, hd);  // (e0, container)
+  parallel_for_each(
+      v1.extent, TESSERA_KERNEL(const index<1>& i) { v1(i) = 0.5 * double(i[0]); });
+  v1.synchronize();
+  CHECK(hd == std::vector<double>{0.0, 0.5, 1.0, 1.5, 2.0});
+  // array_view<T, 2>(e0, e1, container) and <T, 3>(e0, e1, e2, container)
+  std::vector<int> h(12);
+  std::iota(h.begin(), h.end(), 0);
+  array_view<int, 2> v2(3, 4, h);
+  CHECK(v2.extent == extent<2>(3, 4));
+  CHECK(v2(index<2>(2, 1)) == 9);
+  array_view<int, 3> w3(2, 3, 2, h);
+  CHECK(w3(index<3>(1, 2, 1)) == 11);
+  CHECK_THROWS_AS((array_view<int, 2>(4, 4, h)), shape_error);  // 16 > 12 elements
+  // array::view_as: the array's elements seen with another extent, sharing the data.
+  array<float, 2> a(extent<2>(3, 4));
+  parallel_for_each(
+      a.extent, TESSERA_KERNEL(const index<2>& i) { a(i) = float(i[0] * 4 + i[1]); });
+  auto flat = a.view_as(extent<1>(12));
+  CHECK(flat.extent == extent<1>(12));
+  std::vector<float> fv = flat.to_vector();
+  for (int k = 0; k < 12; ++k) CHECK(fv[std::size_t(k)] == float(k));
+  auto cube = a.view_as(extent<3>(2, 2, 3));
+  parallel_for_each(
+      cube.extent, TESSERA_KERNEL(const index<3>& i) { cube(i) = -cube(i); });
+  cube.synchronize();
+  const auto av = a.to_vector();  // the writes through the view reach the array
+  for (int k = 0; k < 12; ++k) CHECK(av[std::size_t(k)] == -float(k));
+  CHECK_THROWS_AS(a.view_as(extent<2>(4, 4)), shape_error);
+  // array::reinterpret_as: the bytes as another element type.
+  auto bits = a.reinterpret_as<unsigned>();
+  CHECK(bits.extent == extent<1>(12));
+  const auto bv = bits.to_vector();
+  for (int k = 0; k < 12; ++k) {
+    unsigned want = 0;
+    const float x = -float(k);
+    std::memcpy(&want, &x, sizeof want);
+    CHECK(bv[std::size_t(k)] == want);
+  }
+  auto halves = array<double, 1>(extent<1>(3)).reinterpret_as<float>();
+  CHECK(halves.extent == extent<1>(6));
+  CHECK_THROWS_AS((array<char, 1>(extent<1>(6)).reinterpret_as<int>()), shape_error);
+}
+
 TEST_CASE("copy between arrays, views and host containers, views over arrays read back") {
   std::vector<double> src(20);
   std::iota(src.begin(), src.end(), 1.0);

@@ -278,6 +278,10 @@ class array {
   TESSERA_FORCEINLINE T& operator[](index_type i) const requires(N == 1) {
     return (*this)[index<1>(i)];
   }
+  /// C++ AMP's `a(idx)`: the element at index idx, as `a[idx]`.
+  TESSERA_FORCEINLINE T& operator()(const index<N>& i) const {
+    return (*this)[i];
+  }
 
   /// Evaluates a Tier 1 expression into this array. An empty (default constructed) array is
   /// first allocated with the expression's extent. The customization point is `assign(array,
@@ -305,7 +309,7 @@ class array {
   /// In-place updates from an expression, an array or a scalar: `A += e` evaluates `A + e`
   /// into A (elementwise; likewise -=, *=, /=). Without a temporary wherever the kernel reads
   /// A only at the index it writes (aliasing is decided on memory ranges, as for `A = e`).
-  /// 	hrows shape_error when e's extent differs from A's (A untouched)
+  /// \throws shape_error when e's extent differs from A's (A untouched)
   template <class E>
   array& operator+=(const E& e) {
     compound_assign(*this, e, impl::compound_tag<'+'>{});
@@ -328,12 +332,22 @@ class array {
   }
 
   /// The array_view of `e` elements starting at `origin` (C++ AMP's array::section): shares the
-  /// data. 	hrows shape_error when origin + e exceeds the extent or anything is negative
+  /// data. \throws shape_error when origin + e exceeds the extent or anything is negative
   array_view<T, N> section(const index<N>& origin, const tessera::extent<N>& e) const;
   /// From `origin` to the end of every dimension.
   array_view<T, N> section(const index<N>& origin) const;
   /// The first `e` elements of every dimension.
   array_view<T, N> section(const tessera::extent<N>& e) const;
+  /// C++ AMP's array::view_as: the first e.size() elements in row-major order seen with extent
+  /// e (any rank 1-3), an array_view sharing the data.
+  /// \throws shape_error when e has more elements than the array or a negative extent
+  template <int M>
+  array_view<T, M> view_as(const tessera::extent<M>& e) const;
+  /// C++ AMP's array::reinterpret_as: the array's bytes as a rank-1 array_view of U (sharing the
+  /// data; e.g. the float bits of an array<float, 2> as unsigned).
+  /// \throws shape_error when the bytes are not a whole number of U
+  template <class U>
+  array_view<U, 1> reinterpret_as() const;
 
   /// Evaluates an expression into a new array: `tessera::array<float, 2> C = A + B;` (through
   /// the same customization point).

@@ -82,9 +82,17 @@ class array_view {
                         " needs " + std::to_string(n));
     init_host(container.data());
   }
+  /// AMP's `array_view<int, 2> a(3, 2, vec)`: extents as integers, then the container.
   template <class V>
   requires(N == 1 && impl::host_container<V>) array_view(index_type e0, V& container)
       : array_view(tessera::extent<1>(e0), container) {}
+  template <class V>
+  requires(N == 2 && impl::host_container<V>) array_view(index_type e0, index_type e1, V& container)
+      : array_view(tessera::extent<2>(e0, e1), container) {}
+  template <class V>
+  requires(N == 3 && impl::host_container<V>)
+      array_view(index_type e0, index_type e1, index_type e2, V& container)
+      : array_view(tessera::extent<3>(e0, e1, e2), container) {}
   /// Views a whole rank-1 container.
   template <class V>
   requires(N == 1 && impl::host_container<V>) explicit array_view(V& container)
@@ -157,6 +165,10 @@ class array_view {
   /// Rank >= 2: the projection on the first index (same as `v[i]`).
   TESSERA_INLINE array_view<T, N - 1> operator()(index_type i) const requires(N >= 2) {
     return project(i);
+  }
+  /// C++ AMP's `v(idx)`: the element at index idx, as `v[idx]`.
+  TESSERA_FORCEINLINE T& operator()(const index<N>& i) const {
+    return (*this)[i];
   }
 
   /// In-place updates of the viewed elements from an expression, an array or a scalar:
@@ -468,6 +480,16 @@ array_view<T, N> array<T, N>::section(const index<N>& origin) const {
 template <class T, int N>
 array_view<T, N> array<T, N>::section(const tessera::extent<N>& e) const {
   return section(index<N>(), e);
+}
+template <class T, int N>
+template <int M>
+array_view<T, M> array<T, N>::view_as(const tessera::extent<M>& e) const {
+  return array_view<T, N>(*this).view_as(e);
+}
+template <class T, int N>
+template <class U>
+array_view<U, 1> array<T, N>::reinterpret_as() const {
+  return array_view<T, N>(*this).template reinterpret_as<U>();
 }
 
 }  // namespace tessera

@@ -130,7 +130,7 @@ struct constant_fn {
 /// anywhere an array may.
 /// \param e [in] the extent (rank 1..3)
 /// \param f [in] device-callable functor of `const index<N>&` returning an arithmetic value
-/// 	hrows shape_error on a negative extent (before any kernel runs)
+/// \throws shape_error on a negative extent (before any kernel runs)
 template <int N, class F>
 auto generate(const extent<N>& e, const F& f) {
   static_assert(N >= 1 && N <= 3, "tessera::generate: rank 1, 2 or 3");
