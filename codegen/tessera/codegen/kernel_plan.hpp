@@ -144,6 +144,9 @@ struct kernel_plan {
   bool matmul_accumulates_output = false;
   std::int64_t k_step = 0;        ///< generic tiled matmul: K elements loaded per step (0: tile[0])
   std::int64_t reduce_chunk = 0;  ///< reduction: elements one iteration folds
+  /// reproducible reduction: chunk c of league_size chunks folds elements c, c + league_size,
+  /// ... (in that order) instead of a contiguous run
+  bool reduce_interleaved = false;
   bool inline_fold =
       false;  ///< reduction, scan: run on the calling thread, without a Kokkos launch
   /// scan, line form: adjacent lines one iteration walks together (0: the segmented form, one

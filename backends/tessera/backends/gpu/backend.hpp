@@ -18,13 +18,15 @@ struct backend : kernels<Space> {
   /// addition (Kokkos' CUDA reduction runs one thread per unit of concurrency: with one element
   /// per call, one 4-byte load in flight per thread held an H200 to 0.7 of its 3.8 TB/s copy
   /// bandwidth's 0.18); Kokkos combines the calls' results across threads in a tree.
-  /// Reproducible mode folds chunks of 1024 elements per thread.
+  /// Reproducible mode folds chunks of 1024 elements per thread, interleaved (chunk c of C:
+  /// elements c, c + C, ...), 8 loads ahead.
   static constexpr index_type reduce_chunk = 8;
   static constexpr index_type reproducible_chunk = 1024;
   static codegen::target make_target() {
     codegen::target t = gpu::make_target<Space>();
     t.reduction.chunk = reduce_chunk;
     t.reduction.reproducible_chunk = reproducible_chunk;
+    t.reduction.interleaved_reproducible = true;
     // Scans: one line per thread, or chunks of 32 elements of a line per thread whose
     // carries go through Tessera's ordered passes (Kokkos' CUDA/HIP parallel_scan folds each
     // thread's strided elements: only commutative joins survive it).

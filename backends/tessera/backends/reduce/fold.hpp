@@ -180,6 +180,22 @@ struct chunk_folder {
     return a;
   }
 
+  /// The fold of the count > 0 elements first, first + stride, ... in that order (the first
+  /// lifted, one step per element; a reproducible GPU chunk): eight loads issued before their
+  /// steps.
+  KOKKOS_INLINE_FUNCTION acc_type fold_strided(index_type first, index_type stride,
+                                               index_type count) const {
+    acc_type a = rule.lift(at_linear(first));
+    index_type k = 1;
+    for (; k + 8 <= count; k += 8) {
+      value_type v[8];
+      for (int j = 0; j < 8; ++j) v[j] = at_linear(first + (k + j) * stride);
+      for (int j = 0; j < 8; ++j) rule.step(a, v[j]);
+    }
+    for (; k < count; ++k) rule.step(a, at_linear(first + k * stride));
+    return a;
+  }
+
   /// The fold of elements [lo, hi) of the row-major order (hi > lo). Deterministic: depends
   /// only on lo, hi and the data.
   TESSERA_REDUCE_OUTLINE KOKKOS_INLINE_FUNCTION acc_type fold(index_type lo, index_type hi) const {
@@ -295,7 +311,12 @@ struct fold_chunks_to {
   Folder f;
   View partials;
   index_type n, chunk;
+  index_type interleave = 0;  ///< interleaved chunks: their number (0: contiguous chunks)
   KOKKOS_INLINE_FUNCTION void operator()(index_type c) const {
+    if (interleave > 0) {
+      partials(c) = f.fold_strided(c, interleave, (n - c + interleave - 1) / interleave);
+      return;
+    }
     const index_type lo = c * chunk;
     const index_type hi = n - lo < chunk ? n : lo + chunk;
     partials(c) = f.fold(lo, hi);

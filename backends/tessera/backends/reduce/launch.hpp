@@ -229,7 +229,8 @@ typename Rule::acc_type fold_all_direct(const Space& exec, reproducible_t,
   view partials(Kokkos::view_alloc(Kokkos::WithoutInitializing, k.label + " partials"), chunks);
   Kokkos::parallel_for(k.label,
                        Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, chunks),
-                       fold_chunks_to<folder, view>{folder{e, rule, x}, partials, n, chunk});
+                       fold_chunks_to<folder, view>{folder{e, rule, x}, partials, n, chunk,
+                                                    k.reduce_interleaved ? chunks : 0});
   exec.fence();
   auto p = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), partials);
   Kokkos::Profiling::popRegion();

@@ -40,9 +40,15 @@ inline kernel_plan plan_reduction(const reduction_desc& d, const target& t) {
   k.policy = d.reproducible  ? "RangePolicy (parallel_for into per-chunk partials)"
              : k.inline_fold ? "none: folded on the calling thread (no Kokkos launch)"
                              : "RangePolicy (parallel_reduce)";
-  k.mapping = "one iteration per chunk of " + std::to_string(k.reduce_chunk) +
-              " consecutive elements (row-major), folded into " + std::to_string(d.lanes) +
-              " lanes";
+  k.reduce_interleaved = d.reproducible && t.reduction.interleaved_reproducible;
+  k.mapping = k.reduce_interleaved
+                  ? "one iteration per chunk c of " + std::to_string(k.league_size) +
+                        ": elements c, c + " + std::to_string(k.league_size) +
+                        ", ... (row-major; adjacent iterations read adjacent elements), " +
+                        "folded in order"
+                  : "one iteration per chunk of " + std::to_string(k.reduce_chunk) +
+                        " consecutive elements (row-major), folded into " +
+                        std::to_string(d.lanes) + " lanes";
   k.buffers.push_back({"in", d.dtype, memory_space_kind::global, 0, 0, "input"});
   if (d.reproducible)
     k.buffers.push_back({"partials", "one accumulator per chunk", memory_space_kind::global, 0, 0,
