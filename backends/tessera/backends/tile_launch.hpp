@@ -18,6 +18,7 @@
 
 #include <tessera/backends/tile_launch/functor.hpp>
 #include <tessera/backends/tile_launch/kernel_checks.hpp>
+#include <tessera/backends/tile_launch/per_thread.hpp>
 #include <tessera/backends/tile_launch/plan.hpp>
 #include <tessera/dsl/errors.hpp>
 #include <tessera/dsl/runtime.hpp>
@@ -67,16 +68,38 @@ inline checked_t checked_collect(std::vector<finding>& out, std::size_t max_find
 ///         above the backend's limit, tile larger than a team, tile_local above the limit.
 ///         All before any kernel runs.
 /// Source: C++ AMP parallel_for_each(tiled_extent, ...) (seeds 000, 002, 003).
+///
+/// **Per-thread form** (C++ AMP's): `kernel(const tiled_index<T...>& t)` runs once per logical
+/// thread, declares tile_static storage with `auto s = t.tile_static<float[16][16]>();` and
+/// waits at `t.barrier.wait()` (or a fence variant) in control flow every logical thread of the
+/// tile follows. GPU mapping: native (one team member per logical thread, team barriers). CPU
+/// backends: the tile's logical threads run as fibers (Boost.Context) on one member, switching
+/// at barriers: portable and exact, but each logical thread runs scalar code; the phase form is
+/// the fast CPU path (explain() says which form runs). The first launch of each per-thread
+/// kernel type runs one tile on the host (global writes discarded) to plan its tile_static
+/// bytes and validate it. Name the parameter's type (a generic `auto` parameter is taken as a
+/// phase kernel). 	hrows usage_error also for a divergent barrier or differing declarations
+/// found by that run, and when the build has no Boost.Context (per-thread form only)
 template <launchable_space Space, int... T, class F>
 void parallel_for_each(const Space& exec, const tiled_extent<T...>& te, const F& kernel) {
   using space = Space;
-  backends::impl::check_kernel_signature<F, basic_tile_group<space, T...>>();
-  tessera::impl::require_runtime("parallel_for_each");
-  backends::impl::check_even("parallel_for_each", te);
-  if (te.size() == 0) return;
-  const auto& plan = backends::impl::plan_launch<space>("parallel_for_each", te, kernel, true);
-  backends::impl::profiling_region region(plan.label);
-  backends::impl::launch_planned(exec, te, kernel, plan);
+  if constexpr (backends::impl::is_per_thread_kernel<F, space, T...>) {
+    backends::impl::check_device_kernel<F>();
+    tessera::impl::require_runtime("parallel_for_each");
+    backends::impl::check_even("parallel_for_each", te);
+    if (te.size() == 0) return;
+    const auto plan = backends::impl::plan_per_thread<space>("parallel_for_each", te, kernel);
+    backends::impl::profiling_region region(plan->label);
+    backends::impl::launch_per_thread(exec, te, kernel, *plan);
+  } else {
+    backends::impl::check_kernel_signature<F, basic_tile_group<space, T...>>();
+    tessera::impl::require_runtime("parallel_for_each");
+    backends::impl::check_even("parallel_for_each", te);
+    if (te.size() == 0) return;
+    const auto& plan = backends::impl::plan_launch<space>("parallel_for_each", te, kernel, true);
+    backends::impl::profiling_region region(plan.label);
+    backends::impl::launch_planned(exec, te, kernel, plan);
+  }
 }
 template <int... T, class F>
 void parallel_for_each(const tiled_extent<T...>& te, const F& kernel) {
@@ -90,41 +113,62 @@ void parallel_for_each(const tiled_extent<T...>& te, const F& kernel) {
 /// \throws race_error, uninitialized_read_error, bounds_error (first finding, tile order), or
 ///         collects them (checked_collect); usage_error for a barrier, tile_static or for_each
 ///         inside for_each
+/// Per-thread kernels: every tile's logical threads run as fibers, switching at barriers; a
+/// barrier some logical threads of a tile skip is a usage_error.
 template <int... T, class F>
 void parallel_for_each(checked_t mode, const tiled_extent<T...>& te, const F& kernel) {
   using space = execution_space;
-  backends::impl::check_kernel_signature<F, basic_tile_group<space, T...>>();
+  constexpr bool per_thread = backends::impl::is_per_thread_kernel<F, space, T...>;
+  if constexpr (!per_thread)
+    backends::impl::check_kernel_signature<F, basic_tile_group<space, T...>>();
   tessera::impl::require_runtime("parallel_for_each(checked)");
   backends::impl::check_even("parallel_for_each(checked)", te);
   if (te.size() == 0) return;
-  (void)backends::impl::plan_launch<space>("parallel_for_each(checked)", te, kernel, false);
   backends::impl::checker_options opt;
   opt.collect = mode.out != nullptr;
   opt.out = mode.out;
   opt.max_findings = mode.max_findings;
-  backends::impl::run_checker<space>(te, kernel, opt);
+  opt.fn = "parallel_for_each(checked)";
+  if constexpr (per_thread) {
+    (void)backends::impl::plan_per_thread<space>("parallel_for_each(checked)", te, kernel);
+    backends::impl::run_per_thread_checker<space>(te, kernel, opt, nullptr);
+  } else {
+    (void)backends::impl::plan_launch<space>("parallel_for_each(checked)", te, kernel, false);
+    backends::impl::run_checker<space>(te, kernel, opt);
+  }
 }
+
+namespace backends::impl {
+/// The plan of a tile launch of either form; `fn` names the caller in errors.
+template <int... T, class F>
+codegen::kernel_plan plan_of(const char* fn, const tiled_extent<T...>& te, const F& kernel) {
+  using space = execution_space;
+  if constexpr (is_per_thread_kernel<F, space, T...>) {
+    tessera::impl::require_runtime(fn);
+    check_even(fn, te);
+    return *plan_per_thread<space>("parallel_for_each", te, kernel);
+  } else {
+    check_kernel_signature<F, basic_tile_group<space, T...>>();
+    tessera::impl::require_runtime(fn);
+    check_even(fn, te);
+    return plan_launch<space>("parallel_for_each", te, kernel, true);
+  }
+}
+}  // namespace backends::impl
 
 /// The kernel plan of a tile launch as text: league/team/vector sizes, scratch bytes per level,
 /// each tile_static (scratch level 0 or 1) and tile_local (private) buffer, and every barrier — the
-/// plan parallel_for_each launches. Nothing runs on the device. \throws as parallel_for_each
+/// plan parallel_for_each launches (a per-thread kernel's comes from the dry run of one tile,
+/// and its mapping line says how its logical threads run). Nothing runs on the device.
+/// \throws as parallel_for_each
 template <int... T, class F>
 std::string explain(const tiled_extent<T...>& te, const F& kernel) {
-  using space = execution_space;
-  backends::impl::check_kernel_signature<F, basic_tile_group<space, T...>>();
-  tessera::impl::require_runtime("explain");
-  backends::impl::check_even("explain", te);
-  return codegen::to_string(
-      backends::impl::plan_launch<space>("parallel_for_each", te, kernel, true));
+  return codegen::to_string(backends::impl::plan_of("explain", te, kernel));
 }
 /// The plan of a tile launch as a value (tests, tools).
 template <int... T, class F>
 codegen::kernel_plan plan(const tiled_extent<T...>& te, const F& kernel) {
-  using space = execution_space;
-  backends::impl::check_kernel_signature<F, basic_tile_group<space, T...>>();
-  tessera::impl::require_runtime("plan");
-  backends::impl::check_even("plan", te);
-  return backends::impl::plan_launch<space>("parallel_for_each", te, kernel, true);
+  return backends::impl::plan_of("plan", te, kernel);
 }
 
 /// Element-parallel launch: `kernel(index<N>)` once per point of the sub-domain `dom` (C++

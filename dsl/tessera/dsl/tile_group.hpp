@@ -201,6 +201,38 @@ class tile_static_ref {
   int id_;
 };
 
+template <int... T>
+template <class U>
+TESSERA_INLINE tile_static_ref<U> tiled_index<T...>::tile_static(const char* name, const char* file,
+                                                                 unsigned line) const {
+  using E = std::remove_all_extents_t<U>;
+  impl::per_thread_state* s = barrier.state();
+  if (s == nullptr) {
+    impl::per_thread_misuse(
+        "tessera: t.tile_static<U>() outside a per-thread kernel (in a phase kernel declare "
+        "tile_static storage with g.tile_static<U>() in the kernel body)");
+    return tile_static_ref<U>(nullptr, nullptr, 0);
+  }
+  const int k = s->site_of(name, file, line, sizeof(U), alignof(E));
+  if (k < 0) {
+    impl::per_thread_misuse(
+        "tessera: a per-thread kernel made more than 16 distinct tile_static declarations");
+    return tile_static_ref<U>(nullptr, nullptr, 0);
+  }
+#ifndef TESSERA_DEVICE_PASS
+  if (s->declare) {
+    int id = 0;
+    void* p = s->declare(s, impl::describe_buffer<U>(name), k, id);
+    return tile_static_ref<U>(static_cast<E*>(p), s->ctx, id);
+  }
+#endif
+  if (s->offset > s->planned)
+    impl::per_thread_misuse(
+        "tessera: a per-thread kernel declared more tile_static storage than its plan (a "
+        "declaration the validation run's tile did not reach)");
+  return tile_static_ref<U>(reinterpret_cast<E*>(s->scratch + s->sites[k].offset), nullptr, 0);
+}
+
 /// Per-logical-thread storage that survives barriers: `auto acc = g.tile_local<float>(0.f);`
 /// then `acc(t) += ...` inside for_each. One U per team member on GPUs (a register: the member
 /// is the logical thread); on CPUs, where one member runs the whole tile, a U[L] array in team
@@ -397,6 +429,18 @@ TESSERA_INLINE void global_memory_fence(const basic_tile_barrier<Space>& b) {
 }
 template <class Space>
 TESSERA_INLINE void tile_static_memory_fence(const basic_tile_barrier<Space>& b) {
+  b.fence(impl::fence_kind::tile_static_memory);
+}
+
+/// The free-standing fences on a per-thread kernel's `t.barrier`: order this logical thread's
+/// own accesses to the named memory (C++ AMP's `all_memory_fence(t.barrier)`, ...).
+TESSERA_INLINE void all_memory_fence(const per_thread_barrier& b) {
+  b.fence(impl::fence_kind::all_memory);
+}
+TESSERA_INLINE void global_memory_fence(const per_thread_barrier& b) {
+  b.fence(impl::fence_kind::global_memory);
+}
+TESSERA_INLINE void tile_static_memory_fence(const per_thread_barrier& b) {
   b.fence(impl::fence_kind::tile_static_memory);
 }
 

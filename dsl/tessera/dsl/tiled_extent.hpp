@@ -5,8 +5,12 @@
 #pragma once
 
 #include <tessera/dsl/index.hpp>
+#include <tessera/dsl/per_thread.hpp>
 
 namespace tessera {
+
+template <class U>
+class tile_static_ref;
 
 namespace impl {
 template <int... T>
@@ -180,6 +184,25 @@ struct tiled_index {
   TESSERA_INLINE constexpr operator index<rank>() const { return global; }
   /// The tile shape (same as tile_extent).
   TESSERA_INLINE static constexpr extent<rank> get_tile_extent() { return extent<rank>(T...); }
+
+  /// C++ AMP's `t.barrier`, in a per-thread kernel (`kernel(const tiled_index<T...>& t)`):
+  /// `t.barrier.wait()` waits until every logical thread of the tile has reached it (and the
+  /// three fence variants). Not a barrier in a phase kernel's for_each body.
+  per_thread_barrier barrier;
+
+  /// C++ AMP's `tile_static U name;` in a per-thread kernel: a buffer of type U (a scalar or a C
+  /// array such as float[16][16], at most 3 extents) shared by the tile's logical threads,
+  /// uninitialized: `auto s = t.tile_static<float[16][16]>("s");`. A declaration is identified
+  /// by its name, source line and type: run again (in a loop, as seed 002 declares its tiles,
+  /// or in a helper called twice) it names the same storage, as a C++ AMP tile_static variable
+  /// does; two unnamed declarations of one type on one line share storage (name them). At most
+  /// 16 distinct declarations. Team scratch under the GPU mapping, a per-tile arena on CPUs;
+  /// checked mode bounds-checks and race-checks it. Defined in tile_group.hpp.
+  /// \param name [in] shown by explain() and checked-mode findings; file, line: the caller's
+  template <class U>
+  TESSERA_INLINE tile_static_ref<U> tile_static(const char* name = nullptr,
+                                                const char* file = __builtin_FILE(),
+                                                unsigned line = __builtin_LINE()) const;
 };
 
 }  // namespace tessera

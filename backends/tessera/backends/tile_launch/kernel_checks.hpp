@@ -30,9 +30,10 @@ template <class F, class Group>
 constexpr void check_kernel_signature() {
   static_assert(std::is_invocable_v<const F&, Group&>,
                 "parallel_for_each(tiled_extent<T...>, kernel): the kernel must be callable as "
-                "kernel(tile_group<T...>&) with the same tile sizes (and rank) as the extent "
-                "(on another execution space than the default: basic_tile_group<Space, T...>& "
-                "or auto&)");
+                "kernel(tile_group<T...>&) (phase form) or kernel(const tiled_index<T...>&) "
+                "(per-thread form) with the same tile sizes (and rank) as the extent (phase "
+                "form on another execution space than the default: basic_tile_group<Space, "
+                "T...>& or auto&)");
   check_device_kernel<F>();
 }
 

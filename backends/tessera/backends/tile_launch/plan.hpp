@@ -50,9 +50,12 @@ codegen::kernel_plan plan_from_body(const char* fn, const tiled_extent<T...>& te
                                    backend<Space>::make_target());
 }
 
-/// Checker run: every tile (checked mode) or tile 0 with writes discarded (dry run).
-template <class Space, int... T, class F>
-void run_checker(const tiled_extent<T...>& te, const F& kernel, checker_options opt) {
+/// The checker's walk over a launch: every tile (checked mode) or tile 0 with writes
+/// discarded (dry run), each run by run(ctx, kernel copy, tile, origin, tile rank) on this
+/// host thread — the tile group's body for phase kernels, the fiber engine for per-thread ones.
+template <class Space, int... T, class F, class RunTile>
+void for_each_checked_tile(const tiled_extent<T...>& te, const F& kernel,
+                           const checker_options& opt, RunTile&& run) {
   constexpr int rank = sizeof...(T);
   constexpr index_type dims[rank] = {T...};
   Kokkos::fence();
@@ -82,13 +85,25 @@ void run_checker(const tiled_extent<T...>& te, const F& kernel, checker_options 
     }
     ctx.begin_tile(std::vector<index_type>(tile.v, tile.v + rank), r);
     try {
-      basic_tile_group<Space, T...> g(&ctx, tile, origin);
-      (*copy)(g);
+      run(ctx, static_cast<const F&>(*copy), tile, origin, r);
       ctx.end_tile();
     } catch (const checked_context::stop_tile&) {
     }
   }
   ctx.finish();
+}
+
+/// Checker run of a phase kernel: every tile (checked mode) or tile 0 with writes discarded
+/// (dry run).
+template <class Space, int... T, class F>
+void run_checker(const tiled_extent<T...>& te, const F& kernel, checker_options opt) {
+  for_each_checked_tile<Space>(
+      te, kernel, opt,
+      [](checked_context& ctx, const F& copy, const index<sizeof...(T)>& tile,
+         const index<sizeof...(T)>& origin, index_type) {
+        basic_tile_group<Space, T...> g(&ctx, tile, origin);
+        copy(g);
+      });
 }
 
 /// Per kernel type F: plans by (tile counts, recorded signature), and whether the dry run
