@@ -152,8 +152,11 @@ int main(int argc, char** argv) {
   ok &= workloads::verdict(
       std::to_string(n) + "x" + std::to_string(n) + " per-thread tiled<16> == Eigen", err <= tol,
       buf);
-  ok &= workloads::verdict("per-thread == phase form (same sums, same order)",
-                           tessera::to_eigen(C) == tessera::to_eigen(P));
+  // The same products in the same order; the compiler may contract them into FMAs
+  // differently in the vectorized phase loops, so equal within the same tolerance.
+  const double diff = (tessera::to_eigen(C) - tessera::to_eigen(P)).cwiseAbs().maxCoeff();
+  std::snprintf(buf, sizeof buf, "max|diff| %.2e", diff);
+  ok &= workloads::verdict("per-thread == phase form", diff <= tol, buf);
   std::printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
 }

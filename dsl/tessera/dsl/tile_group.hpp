@@ -43,6 +43,29 @@ namespace impl {
   do {                              \
   } while (0)
 #endif
+#ifndef TESSERA_DEVICE_PASS
+/// The checked-mode record of a tile_static access, out of line and cold, its arguments by
+/// value: code the compiler cannot prove hook-free (a per-thread kernel, whose host context is
+/// decided at run time) keeps its values in registers on the path without one.
+[[gnu::cold, gnu::noinline]] inline void hook_access(host_context* c, int buf, index_type linear,
+                                                     access_kind k) {
+  c->access(buf, linear, k);
+}
+[[gnu::cold, gnu::noinline]] inline void hook_bounds(host_context* c, int buf, index_type i0,
+                                                     index_type i1, index_type i2, int rank) {
+  const index_type idx[3] = {i0, i1, i2};
+  c->out_of_bounds(buf, idx, rank);
+}
+#define TESSERA_HOOK_ACCESS(ctx, buf, linear, kind)                 \
+  do {                                                              \
+    if (__builtin_expect((ctx) != nullptr, 0))                      \
+      ::tessera::impl::hook_access((ctx), (buf), (linear), (kind)); \
+  } while (0)
+#else
+#define TESSERA_HOOK_ACCESS(ctx, buf, linear, kind) \
+  do {                                              \
+  } while (0)
+#endif
 /// Fast mode met a misuse the validation dry run did not see (a barrier or tile_static
 /// allocation inside for_each that the dry run's tile did not reach): stop loudly rather than
 /// deadlock or corrupt scratch memory.
@@ -72,12 +95,12 @@ struct tile_static_element {
   index_type linear;
 
   TESSERA_FORCEINLINE operator E() const {
-    TESSERA_HOST_HOOK(ctx, access(buf, linear, impl::access_kind::read));
+    TESSERA_HOOK_ACCESS(ctx, buf, linear, impl::access_kind::read);
     return *p;
   }
   TESSERA_FORCEINLINE E get() const { return static_cast<E>(*this); }
   TESSERA_FORCEINLINE const tile_static_element& operator=(const E& v) const {
-    TESSERA_HOST_HOOK(ctx, access(buf, linear, impl::access_kind::write));
+    TESSERA_HOOK_ACCESS(ctx, buf, linear, impl::access_kind::write);
     *p = v;
     return *this;
   }
@@ -88,8 +111,8 @@ struct tile_static_element {
   TESSERA_FORCEINLINE tile_static_pointer<E> operator&() const { return {p, ctx, buf, linear}; }
 #define TESSERA_COMPOUND(op)                                                     \
   TESSERA_FORCEINLINE const tile_static_element& operator op(const E& v) const { \
-    TESSERA_HOST_HOOK(ctx, access(buf, linear, impl::access_kind::read));        \
-    TESSERA_HOST_HOOK(ctx, access(buf, linear, impl::access_kind::write));       \
+    TESSERA_HOOK_ACCESS(ctx, buf, linear, impl::access_kind::read);              \
+    TESSERA_HOOK_ACCESS(ctx, buf, linear, impl::access_kind::write);             \
     *p op v;                                                                     \
     return *this;                                                                \
   }
@@ -181,9 +204,11 @@ class tile_static_ref {
     index_type lin = 0;
     if constexpr (rank > 0) {
 #ifndef TESSERA_DEVICE_PASS
-      if (ctx_) {
-        for (int d = 0; d < rank; ++d)
-          if (idx[d] < 0 || idx[d] >= dim(d)) ctx_->out_of_bounds(id_, idx, rank);
+      if (__builtin_expect(ctx_ != nullptr, 0)) {
+        bool out = false;
+        for (int d = 0; d < rank; ++d) out = out || idx[d] < 0 || idx[d] >= dim(d);
+        if (out)
+          impl::hook_bounds(ctx_, id_, idx[0], rank > 1 ? idx[1] : 0, rank > 2 ? idx[2] : 0, rank);
       }
 #endif
       for (int d = 0; d < rank; ++d) lin = lin * dim(d) + idx[d];
