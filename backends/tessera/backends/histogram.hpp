@@ -41,10 +41,45 @@ struct histogram_kernel {
     const index_type b = index_type((ZeroLo ? v : v - lo) * scale);
     return b < bins ? b : bins - 1;
   }
+  /// Elements binned per block on one thread: their bins are computed in one loop (which
+  /// vectorizes: conversion, range test, scaling and clamping are branch-free), then counted
+  /// in a second (the increments stay scalar). One loop doing both runs at the latency of
+  /// the scalar conversions.
+  static constexpr int block = 256;
+  /// Whether bins fit the block loop's 32-bit bin numbers.
+  KOKKOS_INLINE_FUNCTION bool blockable() const { return bins < (index_type(1) << 30); }
+  /// The bins of elements [q0, q0 + m) into idx, `bins` for a value outside [lo, hi) or NaN
+  /// (the same bins as bin_of: the scaling is selected before the conversion, so no value
+  /// outside the range is converted).
+  template <bool ZeroLo>
+  KOKKOS_INLINE_FUNCTION void bin_block(std::int32_t* idx, index_type q0, int m) const {
+    const double l = lo, h = hi, sc = scale;
+    const std::int32_t top = std::int32_t(bins - 1), none = std::int32_t(bins);
+    TESSERA_IVDEP
+    for (int j = 0; j < m; ++j) {
+      const double v = value(q0 + j);
+      const bool in = v >= l && v < h;
+      const double w = in ? (ZeroLo ? v : v - l) * sc : 0.0;
+      const std::int32_t b = std::int32_t(w);
+      idx[j] = in ? (b < top ? b : top) : none;
+    }
+  }
   /// One thread (plain adds) counts [i0, i1) straight into the result.
   template <bool ZeroLo>
   KOKKOS_INLINE_FUNCTION void count_direct(index_type i0, index_type i1) const {
-    for (index_type q = i0; q < i1; ++q)
+    index_type q = i0;
+    if (blockable()) {
+      std::int32_t idx[block];
+      const std::int32_t none = std::int32_t(bins);
+      for (; q < i1; q += block) {
+        const int m = int(i1 - q < block ? i1 - q : block);
+        bin_block<ZeroLo>(idx, q, m);
+        for (int j = 0; j < m; ++j)
+          if (idx[j] != none) ++counts(idx[j]);
+      }
+      return;
+    }
+    for (; q < i1; ++q)
       if (const index_type b = bin_of<ZeroLo>(value(q)); b >= 0) ++counts(b);
   }
   /// One member counts [i0, i1) into priv: element q goes to copy (q - i0) % copies, so a run
@@ -52,6 +87,26 @@ struct histogram_kernel {
   template <bool ZeroLo>
   KOKKOS_INLINE_FUNCTION void count_run(std::uint32_t* priv, index_type i0, index_type i1) const {
     index_type q = i0;
+    if (blockable() && (copies == 4 || copies == 1)) {
+      std::int32_t idx[block];
+      const std::int32_t none = std::int32_t(bins);
+      for (; q < i1; q += block) {
+        const int m = int(i1 - q < block ? i1 - q : block);
+        bin_block<ZeroLo>(idx, q, m);
+        int j = 0;
+        if (copies == 4) {
+          for (; j + 4 <= m; j += 4) {
+            if (idx[j] != none) ++priv[idx[j]];
+            if (idx[j + 1] != none) ++priv[bins + idx[j + 1]];
+            if (idx[j + 2] != none) ++priv[2 * bins + idx[j + 2]];
+            if (idx[j + 3] != none) ++priv[3 * bins + idx[j + 3]];
+          }
+        }
+        for (; j < m; ++j)
+          if (idx[j] != none) ++priv[idx[j]];
+      }
+      return;
+    }
     if (copies == 4) {
       for (; q + 4 <= i1; q += 4) {
         const index_type b0 = bin_of<ZeroLo>(value(q)), b1 = bin_of<ZeroLo>(value(q + 1)),
