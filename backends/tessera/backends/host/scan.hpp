@@ -13,6 +13,10 @@
 #include <limits>
 #include <type_traits>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
@@ -86,17 +90,12 @@ inline constexpr bool vector_scan =
 /// is double: the result is the exact prefix sum rounded once to float, up to n * 2^-53 of the sum
 /// of magnitudes; the identity fills the lanes a step shifts in, so a prefix that is -0.0 may come
 /// out as +0.0). The carry chain is one combine per W elements. in and out may be the same pointer.
-template <bool Exclusive, class T, class A, class Op>
+template <bool Exclusive, int W, class T, class A, class Op>
 requires vector_scan<T, A, Op> TESSERA_HOST_FORCEINLINE void scan_block(const T* in, T* out,
                                                                         index_type n, A& acc,
                                                                         const Op&) {
   using op_t = ops::canonical_reduction<Op>;
   const op_t op{};
-  // The in-register scan is shuffle-bound: log2(W) lane-crossing shuffles per vector, and a
-  // 512-bit one costs two 256-bit ones (Zen 4 executes it in halves; Intel's one shuffle port
-  // takes it whole). Vectors of 32 bytes at most: on a Zen 4 core (2.6 GHz), float data with a
-  // double carry scans 2^16 elements at 2.2 G/s in 4 lanes, 1.95 G/s in 8.
-  constexpr int W = simd::lanes<A> * int(sizeof(A)) > 32 ? 32 / int(sizeof(A)) : simd::lanes<A>;
   using V = simd::vec<A, W>;
   using VT = simd::vec<T, W>;
   V c, id;  // every lane the carry; every lane the identity
@@ -104,7 +103,37 @@ requires vector_scan<T, A, Op> TESSERA_HOST_FORCEINLINE void scan_block(const T*
     c[l] = acc;
     id[l] = scan_impl::identity<Op, A>();
   }
+  auto load = [&](index_type k) {
+    if constexpr (std::is_same_v<T, A>)
+      return simd::load<V>(in + k);
+    else
+      return __builtin_convertvector(simd::load<VT>(in + k), V);
+  };
+  auto store = [&](index_type k, const V& v) {
+    if constexpr (std::is_same_v<T, A>)
+      simd::store(out + k, v);
+    else
+      simd::store(out + k, __builtin_convertvector(v, VT));
+  };
   index_type j = 0;
+  // Two registers a step: their lanes are scanned independently, the second's carry is the
+  // first's plus the carry, and the next carry adds both registers' totals at once, so the
+  // chain from one step to the next is one combine per 2W elements.
+  for (; j + 2 * W <= n; j += 2 * W) {
+    const V x0 = scan_impl::scan_lanes<1, W>(load(j), id, op);
+    const V x1 = scan_impl::scan_lanes<1, W>(load(j + W), id, op);
+    const V l0 = scan_impl::last_lane<W>(x0, std::make_index_sequence<W>{});
+    const V l1 = scan_impl::last_lane<W>(x1, std::make_index_sequence<W>{});
+    const V c1 = op(c, l0);
+    V s0 = op(c, x0), s1 = op(c1, x1);
+    if constexpr (Exclusive) {
+      s0 = scan_impl::exclusive_lanes<W>(c, s0, std::make_index_sequence<W>{});
+      s1 = scan_impl::exclusive_lanes<W>(c1, s1, std::make_index_sequence<W>{});
+    }
+    c = op(c, op(l0, l1));
+    store(j, s0);
+    store(j + W, s1);
+  }
   for (; j + W <= n; j += W) {
     V x;
     if constexpr (std::is_same_v<T, A>)
@@ -132,6 +161,44 @@ requires vector_scan<T, A, Op> TESSERA_HOST_FORCEINLINE void scan_block(const T*
     }
   }
   acc = a;
+}
+
+/// Whether this CPU runs a 512-bit lane-crossing shuffle as one operation: false on AMD family
+/// 19h (Zen 4 executes 512-bit operations as two 256-bit halves), true elsewhere (Zen 5 and
+/// Intel run them whole). Read once from CPUID.
+inline bool full_width_shuffles() {
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+  static const bool full = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(0, &a, &b, &c, &d)) return true;
+    const bool amd = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;  // "AuthenticAMD"
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return true;
+    const unsigned family = ((a >> 8) & 0xf) + (((a >> 8) & 0xf) == 0xf ? (a >> 20) & 0xff : 0);
+    return !(amd && family == 0x19);
+  }();
+  return full;
+#else
+  return true;
+#endif
+}
+
+/// The in-register scan is shuffle-bound: log2(W) lane-crossing shuffles per vector, one more
+/// for the carry. Vectors of the widest kind when the CPU shuffles them whole (a Zen 5 core:
+/// float data with a double carry, 2^20 elements, 30 GB/s in 8 lanes against 24 in 4), of 32
+/// bytes when it splits them in halves (a Zen 4 core: 2.2 G/s in 4 lanes, 1.95 G/s in 8).
+template <bool Exclusive, class T, class A, class Op>
+requires vector_scan<T, A, Op> TESSERA_HOST_FORCEINLINE void scan_block(const T* in, T* out,
+                                                                        index_type n, A& acc,
+                                                                        const Op& op) {
+  constexpr int wide = simd::lanes<A>;
+  if constexpr (wide * int(sizeof(A)) > 32) {
+    if (full_width_shuffles())
+      scan_block<Exclusive, wide>(in, out, n, acc, op);
+    else
+      scan_block<Exclusive, 32 / int(sizeof(A))>(in, out, n, acc, op);
+  } else {
+    scan_block<Exclusive, wide>(in, out, n, acc, op);
+  }
 }
 
 /// scan_block with the output written in whole 64-byte lines by streaming stores when
