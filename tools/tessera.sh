@@ -9,7 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ libeigen3-dev doctest-dev libtrilinos-kokkos-dev gnuplot-nox
-          nlohmann-json3-dev libcli11-dev libboost-context-dev)
+          nlohmann-json3-dev libcli11-dev libboost-context-dev libopenmpi-dev openmpi-bin
+          libscalapack-openmpi-dev)
 
 ensure_packages() {
   local missing=()

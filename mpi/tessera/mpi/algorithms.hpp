@@ -347,8 +347,10 @@ void matmul(const distributed_array<TC, 2>& C, const distributed_array<TA, 2>& A
   const auto& g = C.grid();
   const index<2> me = g.coords();
   const index_type k = A.global_extent()[1];
-  const auto panels =
-      impl::summa_panels(k, A.layout().block()[1], B.layout().block()[0], summa_panel_cap);
+  // A grid of one process broadcasts nothing: one panel per block, no width cap.
+  const bool one_process = g.dims()[0] == 1 && g.dims()[1] == 1;
+  const auto panels = impl::summa_panels(k, A.layout().block()[1], B.layout().block()[0],
+                                         one_process ? k + 1 : summa_panel_cap);
   const index_type mloc = A.local_extent()[0], nloc = B.local_extent()[1];
   const auto Cl = C.local();
   if (panels.empty()) {
@@ -362,6 +364,46 @@ void matmul(const distributed_array<TC, 2>& C, const distributed_array<TA, 2>& A
   }
   index_type wmax = 0;
   for (const auto& pk : panels) wmax = std::max(wmax, pk.second - pk.first);
+  // Without halos C's local part is its whole storage: the array itself is the destination
+  // (the CPU matmul accumulates into it in place).
+  const bool no_halo = C.halo() == index<2>();
+  auto local_step = [&](std::size_t step, const auto& Ap, const auto& Bp) {
+    auto run = [&](auto& Cd) {
+      if (step == 0) {
+        if (beta == TC(0)) {
+          if (alpha == TC(1))
+            tessera::assign(Cd, matmul(Ap, Bp));
+          else
+            tessera::assign(Cd, matmul(Ap, Bp) * alpha);
+        } else {
+          tessera::assign(Cd, matmul(Ap, Bp) * alpha + beta * Cd);
+        }
+      } else if (alpha == TC(1)) {
+        Cd += matmul(Ap, Bp);
+      } else {
+        Cd += matmul(Ap, Bp) * alpha;
+      }
+    };
+    if (no_halo) {
+      array<TC, 2> Cs = C.storage();
+      run(Cs);
+    } else {
+      run(Cl);
+    }
+  };
+  // A grid dimension of one process broadcasts nothing: its panels are sections of the local
+  // parts, multiplied in place without a copy.
+  const bool a_alone = g.dims()[1] == 1, b_alone = g.dims()[0] == 1;
+  if (a_alone && b_alone) {
+    for (std::size_t step = 0; step < panels.size(); ++step) {
+      if (Cl.size() == 0) break;
+      const auto [k0, k1] = panels[step];
+      local_step(step, A.local().section(index<2>(0, k0), extent<2>(mloc, k1 - k0)),
+                 B.local().section(index<2>(k0, 0), extent<2>(k1 - k0, nloc)));
+    }
+    Kokkos::fence();
+    return;
+  }
   const bool stage = impl::must_stage();
   impl::message_buffer<TA> abuf[2];
   impl::message_buffer<TB> bbuf[2];
@@ -411,20 +453,7 @@ void matmul(const distributed_array<TC, 2>& C, const distributed_array<TA, 2>& A
                              static_cast<std::size_t>(w)));
     const array<TB, 2> Bp(vb(bbuf[s].dev.data(), static_cast<std::size_t>(w),
                              static_cast<std::size_t>(nloc)));
-    if (step == 0) {
-      if (beta == TC(0)) {
-        if (alpha == TC(1))
-          tessera::assign(Cl, matmul(Ap, Bp));
-        else
-          tessera::assign(Cl, matmul(Ap, Bp) * alpha);
-      } else {
-        tessera::assign(Cl, matmul(Ap, Bp) * alpha + beta * Cl);
-      }
-    } else if (alpha == TC(1)) {
-      Cl += matmul(Ap, Bp);
-    } else {
-      Cl += matmul(Ap, Bp) * alpha;
-    }
+    local_step(step, Ap, Bp);
   }
   Kokkos::fence();
 }

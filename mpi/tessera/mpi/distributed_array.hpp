@@ -63,7 +63,8 @@ inline MPI_Datatype bytes_type(std::size_t bytes) {
   return t;
 }
 
-/// Copies a box of a rank-N view to or from a flat buffer, row-major (one Kokkos kernel).
+/// Copies a box of a rank-N view to or from a flat buffer, row-major (one Kokkos kernel, one
+/// iteration per row of the box: the row is contiguous on both sides and vectorizes).
 template <class T, int N, int Op>
 struct box_copy {
   using view_type = tessera::impl::view_t<T, N, memory_space>;
@@ -71,32 +72,34 @@ struct box_copy {
   Kokkos::View<T*, memory_space> buf;
   index<N> lo;
   extent<N> ext;
-  KOKKOS_INLINE_FUNCTION T& at(index_type k) const {
+  KOKKOS_INLINE_FUNCTION void operator()(index_type row) const {
     index_type i[N];
-    for (int d = N - 1; d >= 0; --d) {
-      i[d] = lo[d] + k % ext[d];
-      k /= ext[d];
+    i[N - 1] = lo[N - 1];
+    index_type q = row;
+    for (int d = N - 2; d >= 0; --d) {
+      i[d] = lo[d] + q % ext[d];
+      q /= ext[d];
     }
+    T* p;
     if constexpr (N == 1)
-      return v(i[0]);
+      p = &v(i[0]);
     else if constexpr (N == 2)
-      return v(i[0], i[1]);
+      p = &v(i[0], i[1]);
     else
-      return v(i[0], i[1], i[2]);
-  }
-  KOKKOS_INLINE_FUNCTION void operator()(index_type k) const {
-    if constexpr (Op == 0)  // pack
-      buf(k) = at(k);
-    else if constexpr (Op == 1)  // unpack (replace)
-      at(k) = buf(k);
-    else if constexpr (Op == 2)
-      at(k) += buf(k);
-    else if constexpr (Op == 3) {
-      T& x = at(k);
-      x = buf(k) > x ? buf(k) : x;
-    } else {
-      T& x = at(k);
-      x = buf(k) < x ? buf(k) : x;
+      p = &v(i[0], i[1], i[2]);
+    const index_type w = ext[N - 1];
+    T* b = buf.data() + row * w;
+    for (index_type j = 0; j < w; ++j) {
+      if constexpr (Op == 0)  // pack
+        b[j] = p[j];
+      else if constexpr (Op == 1)  // unpack (replace)
+        p[j] = b[j];
+      else if constexpr (Op == 2)
+        p[j] += b[j];
+      else if constexpr (Op == 3)
+        p[j] = b[j] > p[j] ? b[j] : p[j];
+      else
+        p[j] = b[j] < p[j] ? b[j] : p[j];
     }
   }
 };
@@ -104,10 +107,11 @@ struct box_copy {
 template <int Op, class T, int N>
 void run_box_copy(const tessera::impl::view_t<T, N, memory_space>& v,
                   const Kokkos::View<T*, memory_space>& buf, const box<N>& b) {
-  const index_type n = b.ext.size();
-  if (n == 0) return;
+  if (b.ext.size() == 0) return;
+  index_type rows = 1;
+  for (int d = 0; d < N - 1; ++d) rows *= b.ext[d];
   Kokkos::parallel_for("tessera::mpi::box_copy",
-                       Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_type>>(0, n),
+                       Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_type>>(0, rows),
                        box_copy<T, N, Op>{v, buf, b.lo, b.ext});
 }
 
