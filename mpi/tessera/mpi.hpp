@@ -24,3 +24,4 @@
 #include <tessera/mpi/environment.hpp>
 #include <tessera/mpi/grid.hpp>
 #include <tessera/mpi/partition.hpp>
+#include <tessera/mpi/redistribute.hpp>

@@ -481,6 +481,55 @@ TEST_CASE("SUMMA matmul against Eigen: block and block-cyclic, uneven panels, al
   }
 }
 
+TEST_CASE("redistribute and transpose between any partitions, element types converted") {
+  mpi::process_grid<2> g2;
+  mpi::process_grid<2> rows(MPI_COMM_WORLD, extent<2>(0, 1)), cols(MPI_COMM_WORLD, extent<2>(1, 0));
+  for (int trial = 0; trial < 8; ++trial) {
+    const extent<2> g(trial == 0 ? 1 : draw(1, 45), draw(1, 38));
+    const auto& gs = trial % 3 == 0 ? rows : g2;
+    const auto& gd = trial % 3 == 1 ? cols : g2;
+    const auto ps = random_partition(g, gs, trial % 2 == 0);
+    const auto pd = random_partition(g, gd, trial % 2 == 1);
+    const auto a = random_vector<float>(g.size());
+    mpi::distributed_array<float, 2> A(ps);
+    const index_type hb = trial % 2 == 0 ? 1 : 0;  // halos (block partitions only)
+    mpi::distributed_array<double, 2> B(pd, idx<2>(hb, hb));
+    A.scatter(a);
+    mpi::redistribute(B, A);
+    const auto b = B.gather();
+    if (g2.rank() == 0) {
+      index_type bad = 0;
+      for (std::size_t k = 0; k < a.size(); ++k)
+        if (b[k] != static_cast<double>(a[k])) ++bad;
+      CHECK(bad == 0);
+    }
+    const auto pt = random_partition(extent<2>(g[1], g[0]), gd, trial % 2 == 0);
+    mpi::distributed_array<float, 2> T(pt);
+    mpi::transpose(T, A);
+    const auto t = T.gather();
+    if (g2.rank() == 0) {
+      index_type bad = 0;
+      for (index_type i = 0; i < g[0]; ++i)
+        for (index_type j = 0; j < g[1]; ++j)
+          if (t[static_cast<std::size_t>(j * g[0] + i)] != a[static_cast<std::size_t>(i * g[1] + j)]) ++bad;
+      CHECK(bad == 0);
+    }
+    CHECK(mpi::explain_redistribute(B, A).find("MPI_Alltoallv") != std::string::npos);
+  }
+  mpi::distributed_array<float, 1> X(mpi::partition<1>(extent<1>(10), mpi::process_grid<1>())),
+      Y(mpi::partition<1>(extent<1>(11), mpi::process_grid<1>()));
+  CHECK_THROWS_AS(mpi::redistribute(Y, X), tessera::shape_error);
+  // 3-D, block to block-cyclic.
+  mpi::process_grid<3> g3;
+  const extent<3> e(draw(1, 9), draw(1, 9), draw(1, 9));
+  const auto c = random_vector<double>(e.size());
+  mpi::distributed_array<double, 3> C(random_partition(e, g3, false)), D(random_partition(e, g3, true));
+  C.scatter(c);
+  mpi::redistribute(D, C);
+  const auto d = D.gather();
+  if (g3.rank() == 0) CHECK(d == c);
+}
+
 TEST_CASE("explain lists the messages and collectives of halo exchanges and sums") {
   using namespace tessera;
   mpi::process_grid<2> grid;
