@@ -16,17 +16,7 @@
 #include <string>
 
 #ifdef TESSERA_BENCH_SCALAPACK
-extern "C" {
-void Cblacs_get(int context, int request, int* value);
-void Cblacs_gridinit(int* context, const char* order, int nprow, int npcol);
-void Cblacs_gridexit(int context);
-void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* irsrc,
-               const int* icsrc, const int* ictxt, const int* lld, int* info);
-void psgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
-             const float* alpha, const float* a, const int* ia, const int* ja, const int* desca,
-             const float* b, const int* ib, const int* jb, const int* descb, const float* beta,
-             float* c, const int* ic, const int* jc, const int* descc);
-}
+#include "scalapack_ref.hpp"
 #endif
 
 namespace mpi = tessera::mpi;
@@ -108,26 +98,13 @@ int main(int argc, char** argv) {
                   "speed-up %.2f on %d processes\n",
                   static_cast<long long>(n), flops / t * 1e-9, t, flops / t1 * 1e-9, t1 / t, P);
 #ifdef TESSERA_BENCH_SCALAPACK
-    // ScaLAPACK on the same grid and the same local arrays: our row-major local parts are the
-    // column-major local parts of the transposes, so C^T = B^T A^T (BLACS grid P1 x P0, column
-    // major: BLACS rank q + p P1 is our rank p P1 + q).
+    // ScaLAPACK on the same grid and the same local arrays (tests/mpi/scalapack_ref.hpp).
     {
       mpi::distributed_array<float, 2> D(p);
-      int ctxt = 0, info = 0;
-      Cblacs_get(-1, 0, &ctxt);
-      Cblacs_gridinit(&ctxt, "C", static_cast<int>(grid.dims()[1]), static_cast<int>(grid.dims()[0]));
-      const int N = static_cast<int>(n), mb = static_cast<int>(p.block()[1]),
-                nb = static_cast<int>(p.block()[0]), zero = 0, one = 1;
-      const int lld = std::max<int>(1, static_cast<int>(A.local_extent()[1]));
-      int desc[9];
-      descinit_(desc, &N, &N, &mb, &nb, &zero, &zero, &ctxt, &lld, &info);
-      const float alpha = 1.f, beta = 0.f;
-      const double ts = best_time(reps, [&] {
-        psgemm_("N", "N", &N, &N, &N, &alpha, B.storage().view().data(), &one, &one, desc,
-                A.storage().view().data(), &one, &one, desc, &beta, D.storage().view().data(),
-                &one, &one, desc);
-      });
-      Cblacs_gridexit(ctxt);
+      scalapack_ref::context ctx(grid);
+      int info = 0;
+      const double ts =
+          best_time(reps, [&] { info = scalapack_ref::gemm(ctx, D, A, B, 1.f, 0.f); });
       float diff = 0;
       const auto c = C.local_to_host(), d = D.local_to_host();
       for (std::size_t q = 0; q < c.size(); ++q) diff = std::max(diff, std::abs(c[q] - d[q]));

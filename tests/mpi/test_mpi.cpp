@@ -5,6 +5,9 @@
 #include <tessera/mpi.hpp>
 
 #include "../test_util.hpp"
+#ifdef TESSERA_TEST_SCALAPACK
+#include "scalapack_ref.hpp"
+#endif
 
 #include <bit>
 #include <cmath>
@@ -155,7 +158,10 @@ void check_halos(const mpi::process_grid<N>& grid, tessera::boundary::policy b) 
     const auto data = random_vector<float>(g.size());
     mpi::distributed_array<float, N> A(p, h, b);
     A.scatter(data);
-    A.exchange_halo();
+    if (trial % 2 == 0)
+      A.exchange_halo();
+    else
+      A.exchange_halo(tessera::execution_space());  // on an execution-space instance
     // Every element of the padded storage: the global element it stands for, or the policy's.
     const auto& st = A.storage();
     const std::vector<float> padded = st.to_vector();
@@ -182,7 +188,7 @@ void check_fold(const mpi::process_grid<N>& grid, tessera::boundary::policy b) {
   mpi::partition<N> p(g, grid);
   mpi::distributed_array<double, N> A(p, h, b);
   tessera::fill(A.storage(), 1.0);
-  A.fold_halo(mpi::combine::sum);
+  A.fold_halo(tessera::execution_space(), mpi::combine::sum);
   // Expected: 1 + the number of halo cells (on any process) standing for each global element.
   std::vector<double> want(static_cast<std::size_t>(g.size()), 1.0);
   for (int r = 0; r < grid.size(); ++r) {
@@ -529,6 +535,44 @@ TEST_CASE("redistribute and transpose between any partitions, element types conv
   const auto d = D.gather();
   if (g3.rank() == 0) CHECK(d == c);
 }
+
+#ifdef TESSERA_TEST_SCALAPACK
+TEST_CASE("SUMMA matmul equals ScaLAPACK psgemm and pdgemm on the same grid and data") {
+  mpi::process_grid<2> grid;
+  scalapack_ref::context ctx(grid);
+  for (int trial = 0; trial < 6; ++trial) {
+    const index_type m = draw(1, 80), k = draw(1, 80), n = draw(1, 80), b = draw(1, 12);
+    const bool cyclic = trial % 2 == 0;
+    auto part = [&](index_type r, index_type c) {
+      return cyclic ? mpi::partition<2>::block_cyclic(extent<2>(r, c), grid, extent<2>(b, b))
+                    : mpi::partition<2>(extent<2>(r, c), grid);
+    };
+    const auto a = random_vector<double>(m * k), bb = random_vector<double>(k * n),
+               c = random_vector<double>(m * n);
+    mpi::distributed_array<double, 2> A(part(m, k)), B(part(k, n)), C(part(m, n)), R(part(m, n));
+    A.scatter(a);
+    B.scatter(bb);
+    C.scatter(c);
+    R.scatter(c);
+    mpi::matmul(C, A, B, 0.5, 2.0);
+    CHECK(scalapack_ref::gemm(ctx, R, A, B, 0.5, 2.0) == 0);
+    const auto x = C.local_to_host(), y = R.local_to_host();
+    double worst = 0;
+    for (std::size_t q = 0; q < x.size(); ++q) worst = std::max(worst, std::abs(x[q] - y[q]));
+    CHECK(worst < 1e-12 * static_cast<double>(k + 1));
+    // float: psgemm
+    mpi::distributed_array<float, 2> Af(part(m, k)), Bf(part(k, n)), Cf(part(m, n)), Rf(part(m, n));
+    mpi::assign(Af, [](auto v) { return v; }, A);
+    mpi::assign(Bf, [](auto v) { return v; }, B);
+    mpi::matmul(Cf, Af, Bf);
+    CHECK(scalapack_ref::gemm(ctx, Rf, Af, Bf, 1.f, 0.f) == 0);
+    const auto xf = Cf.local_to_host(), yf = Rf.local_to_host();
+    float wf = 0;
+    for (std::size_t q = 0; q < xf.size(); ++q) wf = std::max(wf, std::abs(xf[q] - yf[q]));
+    CHECK(wf < 1e-5f * static_cast<float>(k + 1));
+  }
+}
+#endif
 
 TEST_CASE("explain lists the messages and collectives of halo exchanges and sums") {
   using namespace tessera;

@@ -144,7 +144,11 @@ void assign(const distributed_array<T, N>& dst, F&& f, const distributed_array<U
                       ", the operands " + a0.layout().describe() +
                       " (the same partition, or the operands' coarsened by their tiles)");
   if (dst.local_extent().size() == 0 && a0.local_extent().size() == 0) return;
-  tessera::assign(dst.local(), f(a0.local(), a.local()...));
+  const auto e = f(a0.local(), a.local()...);
+  if constexpr (requires { typename std::remove_cvref_t<decltype(e)>::tessera_expression_tag; })
+    tessera::assign(dst.local(), e);
+  else  // an array or array_view: a copy (with conversion)
+    tessera::assign(dst.local(), tessera::impl::as_expr(e));
 }
 
 /// Sum of every element of a distributed array, on every process: each process folds its local
@@ -422,11 +426,11 @@ void matmul(const distributed_array<TC, 2>& C, const distributed_array<TA, 2>& A
     const int pb = static_cast<int>((k0 / B.layout().block()[0]) % g.dims()[0]);
     if (me[1] == qa && mloc > 0) {
       impl::box<2> bx{A.halo() + index<2>(0, A.layout().local_of(1, k0)), extent<2>(mloc, w)};
-      impl::run_box_copy<0>(A.storage().view(), abuf[s].dev, bx);
+      impl::run_box_copy<0>(execution_space(), A.storage().view(), abuf[s].dev, bx);
     }
     if (me[0] == pb && nloc > 0) {
       impl::box<2> bx{B.halo() + index<2>(B.layout().local_of(0, k0), 0), extent<2>(w, nloc)};
-      impl::run_box_copy<0>(B.storage().view(), bbuf[s].dev, bx);
+      impl::run_box_copy<0>(execution_space(), B.storage().view(), bbuf[s].dev, bx);
     }
     Kokkos::fence();
     if (me[1] == qa) abuf[s].to_host();

@@ -105,13 +105,13 @@ struct box_copy {
 };
 
 template <int Op, class T, int N>
-void run_box_copy(const tessera::impl::view_t<T, N, memory_space>& v,
+void run_box_copy(const execution_space& exec, const tessera::impl::view_t<T, N, memory_space>& v,
                   const Kokkos::View<T*, memory_space>& buf, const box<N>& b) {
   if (b.ext.size() == 0) return;
   index_type rows = 1;
   for (int d = 0; d < N - 1; ++d) rows *= b.ext[d];
   Kokkos::parallel_for("tessera::mpi::box_copy",
-                       Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_type>>(0, rows),
+                       Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_type>>(exec, 0, rows),
                        box_copy<T, N, Op>{v, buf, b.lo, b.ext});
 }
 
@@ -199,7 +199,8 @@ class halo_exchange {
   halo_exchange(const halo_exchange&) = delete;
   halo_exchange& operator=(const halo_exchange&) = delete;
   halo_exchange(halo_exchange&& o) noexcept
-      : a_(o.a_), msgs_(std::move(o.msgs_)), reqs_(std::move(o.reqs_)), done_(o.done_) {
+      : a_(o.a_), exec_(o.exec_), msgs_(std::move(o.msgs_)), reqs_(std::move(o.reqs_)),
+        done_(o.done_) {
     o.done_ = true;
   }
   ~halo_exchange() {
@@ -221,8 +222,10 @@ class halo_exchange {
     int peer = MPI_PROC_NULL;
     impl::message_buffer<T> send, recv;
   };
-  explicit halo_exchange(const distributed_array<T, N>* a) : a_(a) {}
+  halo_exchange(const distributed_array<T, N>* a, const execution_space& exec)
+      : a_(a), exec_(exec) {}
   const distributed_array<T, N>* a_;
+  execution_space exec_;
   std::vector<message> msgs_;
   std::vector<MPI_Request> reqs_;  // receives [0, m), sends [m, 2m)
   bool done_ = false;
@@ -325,11 +328,15 @@ class distributed_array {
   /// array it stands for (or the boundary policy's value outside the global extent).
   /// Messages: one per neighbour (up to 3^N - 1: faces, edges and corners), each the edge box
   /// it needs, packed by a Kokkos kernel; collective over the grid (every process calls it).
-  void exchange_halo() const { begin_exchange_halo().wait(); }
+  void exchange_halo() const { begin_exchange_halo(execution_space()).wait(); }
+  /// On an execution-space instance (e.g. a CUDA stream): packing, unpacking and boundary
+  /// kernels run there, and only that instance is fenced before MPI reads a buffer.
+  void exchange_halo(const execution_space& exec) const { begin_exchange_halo(exec).wait(); }
   /// Starts an exchange (receives posted, edges packed and sent) and returns it: compute on
   /// the interior, then call wait() on the result before reading halos.
-  halo_exchange<T, N> begin_exchange_halo() const {
-    halo_exchange<T, N> x(this);
+  halo_exchange<T, N> begin_exchange_halo() const { return begin_exchange_halo(execution_space()); }
+  halo_exchange<T, N> begin_exchange_halo(const execution_space& exec) const {
+    halo_exchange<T, N> x(this, exec);
     if (!has_halo() || local_.size() == 0) return x;
     const bool stage = impl::must_stage();
     for_each_neighbour([&](const index<N>& o, int peer, int) {
@@ -352,8 +359,8 @@ class distributed_array {
             "tessera::mpi::distributed_array::begin_exchange_halo (MPI_Irecv)");
       ++k;
     });
-    for (auto& msg : x.msgs_) impl::run_box_copy<0>(storage_.view(), msg.send.dev, msg.send_box);
-    Kokkos::fence();  // packed before MPI reads the buffers
+    for (auto& msg : x.msgs_) impl::run_box_copy<0>(exec, storage_.view(), msg.send.dev, msg.send_box);
+    exec.fence();  // packed before MPI reads the buffers
     k = 0;
     for_each_neighbour([&](const index<N>& o, int, int) {
       auto& msg = x.msgs_[static_cast<std::size_t>(k)];
@@ -372,7 +379,9 @@ class distributed_array {
   /// stencil). Contributions are combined in a fixed neighbour order, so results are the same
   /// bits on every run; halo elements outside the global extent are dropped, except that a
   /// periodic boundary folds them into the other side. Halos keep their values.
-  void fold_halo(combine op = combine::sum) const {
+  void fold_halo(combine op = combine::sum) const { fold_halo(execution_space(), op); }
+  /// fold_halo on an execution-space instance (kernels there, that instance fenced).
+  void fold_halo(const execution_space& exec, combine op = combine::sum) const {
     if (!has_halo() || local_.size() == 0) return;
     const bool stage = impl::must_stage();
     struct msg_t {
@@ -401,8 +410,8 @@ class distributed_array {
             "tessera::mpi::distributed_array::fold_halo (MPI_Irecv)");
       ++k;
     });
-    for (auto& g : msgs) impl::run_box_copy<0>(storage_.view(), g.send.dev, g.halo_box);
-    Kokkos::fence();
+    for (auto& g : msgs) impl::run_box_copy<0>(exec, storage_.view(), g.send.dev, g.halo_box);
+    exec.fence();
     k = 0;
     for_each_neighbour([&](const index<N>& o, int, int) {
       auto& g = msgs[static_cast<std::size_t>(k)];
@@ -418,20 +427,20 @@ class distributed_array {
       g.recv.to_device();
       switch (op) {
         case combine::sum:
-          impl::run_box_copy<2>(storage_.view(), g.recv.dev, g.edge_box);
+          impl::run_box_copy<2>(exec, storage_.view(), g.recv.dev, g.edge_box);
           break;
         case combine::max:
-          impl::run_box_copy<3>(storage_.view(), g.recv.dev, g.edge_box);
+          impl::run_box_copy<3>(exec, storage_.view(), g.recv.dev, g.edge_box);
           break;
         case combine::min:
-          impl::run_box_copy<4>(storage_.view(), g.recv.dev, g.edge_box);
+          impl::run_box_copy<4>(exec, storage_.view(), g.recv.dev, g.edge_box);
           break;
         case combine::replace:
-          impl::run_box_copy<1>(storage_.view(), g.recv.dev, g.edge_box);
+          impl::run_box_copy<1>(exec, storage_.view(), g.recv.dev, g.edge_box);
           break;
       }
     }
-    Kokkos::fence();
+    exec.fence();
   }
 
   /// Gathers the whole array to `root`: there a row-major std::vector of the global extent,
@@ -495,7 +504,8 @@ class distributed_array {
     if (out.empty()) return out;
     impl::message_buffer<T> b;
     b.allocate(local_.size(), !host_accessible_memory);
-    impl::run_box_copy<0>(storage_.view(), b.dev, interior_box());
+    const execution_space exec;
+    impl::run_box_copy<0>(exec, storage_.view(), b.dev, interior_box());
     Kokkos::fence();
     b.to_host();
     const T* p = b.mpi_data();
@@ -509,7 +519,8 @@ class distributed_array {
     b.allocate(local_.size(), !host_accessible_memory);
     std::copy(v.begin(), v.end(), b.mpi_data());
     b.to_device();
-    impl::run_box_copy<1>(storage_.view(), b.dev, interior_box());
+    const execution_space exec;
+    impl::run_box_copy<1>(exec, storage_.view(), b.dev, interior_box());
     Kokkos::fence();
   }
 
@@ -602,7 +613,7 @@ class distributed_array {
     }
   }
   /// Fills the halo boxes that lie outside the global extent (non-periodic boundaries).
-  void fill_boundary() const {
+  void fill_boundary(const execution_space& exec) const {
     if (boundary_.k == boundary::kind::periodic || local_.size() == 0) return;
     const index<N> c = grid().coords();
     int total = 1;
@@ -623,11 +634,11 @@ class distributed_array {
       if (n == 0) continue;
       Kokkos::parallel_for(
           "tessera::mpi::boundary_fill",
-          Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_type>>(0, n),
+          Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_type>>(exec, 0, n),
           impl::boundary_fill<T, N>{storage_.view(), b.lo, b.ext, part_.origin(), halo_,
                                     part_.global_extent(), boundary_});
     }
-    Kokkos::fence();
+    exec.fence();
   }
   /// Element counts of every process's local part (in comm() rank order).
   std::vector<int> part_counts() const {
@@ -690,12 +701,13 @@ void halo_exchange<T, N>::wait() {
     if (i == MPI_UNDEFINED) break;
     auto& msg = msgs_[static_cast<std::size_t>(i)];
     msg.recv.to_device();
-    impl::run_box_copy<1>(a_->storage_.view(), msg.recv.dev, msg.recv_box);
+    impl::run_box_copy<1>(exec_, a_->storage_.view(), msg.recv.dev, msg.recv_box);
   }
   if (m > 0)
     check(MPI_Waitall(m, reqs_.data() + m, MPI_STATUSES_IGNORE),
           "tessera::mpi::halo_exchange::wait (MPI_Waitall)");
-  a_->fill_boundary();
+  a_->fill_boundary(exec_);
+  exec_.fence();  // halos unpacked before anyone reads them
 }
 
 }  // namespace tessera::mpi
