@@ -114,6 +114,23 @@ struct tile_fold {
   }
 };
 
+/// The sum's accumulator over every process: each local part folded by Tessera's sum rule,
+/// the accumulators combined in rank order (the same on every process).
+template <class T, int N>
+typename backends::impl::sum_rule_t<T>::acc_type sum_accumulator(const distributed_array<T, N>& a,
+                                                                 const char* fn) {
+  using rule = backends::impl::sum_rule_t<T>;
+  using acc = typename rule::acc_type;
+  const rule r{};
+  const auto l = a.local();
+  const bool have = l.size() > 0;
+  const acc mine =
+      have ? backends::impl::fold_all(execution_space(), fn, l, l.get_extent(), r) : r.identity();
+  return allgather_merge(
+      a.grid().comm(), mine, r.identity(), have, [&](acc& x, const acc& y) { r.merge(x, y); },
+      fn);
+}
+
 template <class T, int N>
 void require_same(const char* fn, const char* an, const distributed_array<T, N>& a,
                   const char* bn, const partition<N>& bp) {
@@ -158,17 +175,7 @@ void assign(const distributed_array<T, N>& dst, F&& f, const distributed_array<U
 template <class T, int N>
 T sum(const distributed_array<T, N>& a) {
   using rule = backends::impl::sum_rule_t<T>;
-  using acc = typename rule::acc_type;
-  const rule r{};
-  const auto l = a.local();
-  const bool have = l.size() > 0;
-  const acc mine = have ? backends::impl::fold_all(execution_space(), "tessera::mpi::sum", l,
-                                                   l.get_extent(), r)
-                        : r.identity();
-  const acc all = impl::allgather_merge(
-      a.grid().comm(), mine, r.identity(), have, [&](acc& x, const acc& y) { r.merge(x, y); },
-      "tessera::mpi::sum (MPI_Allgather)");
-  return rule::result(all);
+  return rule::result(impl::sum_accumulator(a, "tessera::mpi::sum"));
 }
 
 /// Bitwise-reproducible distributed sum: the same bits for any number of processes, grid shape
@@ -254,17 +261,7 @@ T mean(const distributed_array<T, N>& a) {
   if (n == 0)
     throw shape_error("tessera::mpi::mean: empty global extent " + to_string(a.global_extent()));
   using rule = backends::impl::sum_rule_t<T>;
-  const rule r{};
-  const auto l = a.local();
-  const bool have = l.size() > 0;
-  using acc = typename rule::acc_type;
-  const acc mine = have ? backends::impl::fold_all(execution_space(), "tessera::mpi::mean", l,
-                                                   l.get_extent(), r)
-                        : r.identity();
-  const acc all = impl::allgather_merge(
-      a.grid().comm(), mine, r.identity(), have, [&](acc& x, const acc& y) { r.merge(x, y); },
-      "tessera::mpi::mean (MPI_Allgather)");
-  return rule::mean(all, n);
+  return rule::mean(impl::sum_accumulator(a, "tessera::mpi::mean"), n);
 }
 
 /// Reduction with any associative operator: op(init, r) where r combines the local results in

@@ -29,13 +29,16 @@ enum class combine { sum, max, min, replace };
 
 /// True when device buffers may be handed to MPI directly (GPU-aware MPI). The environment
 /// variable TESSERA_MPI_GPU_AWARE=1 or =0 overrides the detection; otherwise Open MPI's
-/// MPIX_Query_cuda_support() (CUDA builds, where the MPI has it) decides, and any other MPI is
+/// MPIX_Query_cuda_support() (CUDA builds) or MPIX_Query_rocm_support() (HIP builds, Open MPI
+/// 5) decides where the MPI has it, and any other MPI is
 /// taken as not GPU-aware: device buffers are then staged through host memory. Host backends
 /// never need either.
 inline bool gpu_aware() {
   if (const char* e = std::getenv("TESSERA_MPI_GPU_AWARE")) return std::string(e) != "0";
 #if defined(KOKKOS_ENABLE_CUDA) && defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
   return MPIX_Query_cuda_support() == 1;
+#elif defined(KOKKOS_ENABLE_HIP) && defined(MPIX_ROCM_AWARE_SUPPORT) && MPIX_ROCM_AWARE_SUPPORT
+  return MPIX_Query_rocm_support() == 1;
 #else
   return false;
 #endif
@@ -579,12 +582,10 @@ class distributed_array {
     }
     return b;
   }
-  /// Calls f(offset, peer rank, 0) for every neighbour offset o in {-1, 0, 1}^N \ {0} whose
-  /// box is non-empty and whose neighbour exists (periodic boundaries wrap; a process whose
-  /// local part is empty is nobody's neighbour).
-  template <class F>
-  void for_each_neighbour(F&& f) const {
-    const index<N> c = grid().coords();
+  /// The offsets o in {-1, 0, 1}^N \ {0} toward which this array has a halo box (o_d != 0
+  /// only where halo_d > 0), in a fixed order.
+  std::vector<index<N>> halo_offsets() const {
+    std::vector<index<N>> out;
     int total = 1;
     for (int d = 0; d < N; ++d) total *= 3;
     for (int code = 0; code < total; ++code) {
@@ -595,10 +596,20 @@ class distributed_array {
         o[d] = r % 3 - 1;
         r /= 3;
         zero = zero && o[d] == 0;
-        if (o[d] != 0 && halo_[d] == 0) skip = true;
+        skip = skip || (o[d] != 0 && halo_[d] == 0);
       }
-      if (zero || skip) continue;
+      if (!zero && !skip) out.push_back(o);
+    }
+    return out;
+  }
+  /// Calls f(offset, peer rank, 0) for every halo offset whose neighbour exists (periodic
+  /// boundaries wrap; a process whose local part is empty is nobody's neighbour).
+  template <class F>
+  void for_each_neighbour(F&& f) const {
+    const index<N> c = grid().coords();
+    for (const index<N>& o : halo_offsets()) {
       index<N> nc;
+      bool skip = false;
       for (int d = 0; d < N && !skip; ++d) {
         const index_type a = active(d);
         index_type x = c[d] + o[d];
@@ -608,27 +619,18 @@ class distributed_array {
         }
         nc[d] = x;
       }
-      if (skip) continue;
-      f(o, grid().rank_of(nc), 0);
+      if (!skip) f(o, grid().rank_of(nc), 0);
     }
   }
   /// Fills the halo boxes that lie outside the global extent (non-periodic boundaries).
   void fill_boundary(const execution_space& exec) const {
     if (boundary_.k == boundary::kind::periodic || local_.size() == 0) return;
     const index<N> c = grid().coords();
-    int total = 1;
-    for (int d = 0; d < N; ++d) total *= 3;
-    for (int code = 0; code < total; ++code) {
-      index<N> o;
-      int r = code;
-      bool outside = false, skip = false;
-      for (int d = 0; d < N; ++d) {
-        o[d] = r % 3 - 1;
-        r /= 3;
-        if (o[d] != 0 && halo_[d] == 0) skip = true;
-        if ((o[d] < 0 && c[d] == 0) || (o[d] > 0 && c[d] == active(d) - 1)) outside = true;
-      }
-      if (skip || !outside) continue;
+    for (const index<N>& o : halo_offsets()) {
+      bool outside = false;
+      for (int d = 0; d < N; ++d)
+        outside = outside || (o[d] < 0 && c[d] == 0) || (o[d] > 0 && c[d] == active(d) - 1);
+      if (!outside) continue;
       const impl::box<N> b = halo_box(o);
       const index_type n = b.ext.size();
       if (n == 0) continue;
