@@ -457,6 +457,28 @@ TEST_CASE("SUMMA matmul against Eigen: block and block-cyclic, uneven panels, al
       CHECK((want - have).cwiseAbs().maxCoeff() <= 1e-5f * static_cast<float>(k + 1));
     }
   }
+  // An epilogue in the last step: C = relu(A B - 0.1 C), with k across several panels.
+  {
+    const index_type m = draw(1, 40), k = draw(300, 700), n = draw(1, 40);
+    const mpi::partition<2> pa(extent<2>(m, k), grid), pb(extent<2>(k, n), grid);
+    const auto pc = mpi::partition<2>::block_cyclic(extent<2>(m, n), grid,
+                                                    extent<2>(pa.block()[0], pb.block()[1]));
+    const auto a = random_vector<double>(m * k), b = random_vector<double>(k * n),
+               c = random_vector<double>(m * n);
+    mpi::distributed_array<double, 2> A(pa), B(pb), C(pc);
+    A.scatter(a);
+    B.scatter(b);
+    C.scatter(c);
+    mpi::matmul(C, A, B, 1.0, -0.1, [](auto x) { return tessera::relu(x); });
+    const auto got = C.gather();
+    if (grid.rank() == 0) {
+      using M = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+      const M want = (Eigen::Map<const M>(a.data(), m, k) * Eigen::Map<const M>(b.data(), k, n) -
+                      0.1 * Eigen::Map<const M>(c.data(), m, n))
+                         .cwiseMax(0.0);
+      CHECK((want - Eigen::Map<const M>(got.data(), m, n)).cwiseAbs().maxCoeff() < 1e-11);
+    }
+  }
   // C += A B (beta = 1) on doubles; explain lists the broadcasts.
   const extent<2> e(33, 29);
   const mpi::partition<2> p(e, grid, extent<2>(4, 4));

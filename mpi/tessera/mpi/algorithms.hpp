@@ -323,6 +323,9 @@ void check_summa(const char* fn, const distributed_array<TC, 2>& C,
 }
 }  // namespace impl
 
+/// The default epilogue of mpi::matmul: none.
+struct no_epilogue {};
+
 /// The widest k panel SUMMA broadcasts in one step (narrower where blocks end sooner): about
 /// one k block of the CPU matmul, so a step adds no pass over C the kernel would not make, and
 /// the next panel's broadcast has a step's compute to hide behind (2048^3 f32 on two processes
@@ -336,16 +339,21 @@ inline constexpr index_type summa_panel_cap = 256;
 /// it broadcasts B's row panel along the column communicators (MPI_Ibcast, double-buffered:
 /// the next panel is in flight while this one multiplies), and every process adds the product
 /// of the two panels into its local part of C with Tessera's matmul (`C += matmul(Ap, Bp)`, in
-/// place; alpha and beta fused into the first step's epilogue).
+/// place; alpha and beta fused into the first step, the epilogue into the last).
 ///
 /// \param C [in,out] m x n; A m x k; B k x n — block or block-cyclic, any blocks, on one grid
+/// \param epilogue applied to every element of the result in the last step, as a Tier 1
+///        expression builder: `[](auto x) { return tessera::relu(x); }` makes C =
+///        relu(alpha A B + beta C), fused into that step's kernel (default: none)
 /// \throws shape_error, on every process before any message, when the extents do not conform,
 ///         the grids differ, A's row blocks differ from C's or B's column blocks from C's
 /// Collective over the grid. Device buffers go to MPI directly when gpu_aware(), else staged
 /// through host memory.
-template <class TC, class TA, class TB>
+template <class TC, class TA, class TB, class Epilogue = no_epilogue>
 void matmul(const distributed_array<TC, 2>& C, const distributed_array<TA, 2>& A,
-            const distributed_array<TB, 2>& B, TC alpha = TC(1), TC beta = TC(0)) {
+            const distributed_array<TB, 2>& B, TC alpha = TC(1), TC beta = TC(0),
+            const Epilogue& epilogue = {}) {
+  constexpr bool has_epilogue = !std::is_same_v<Epilogue, no_epilogue>;
   const char* fn = "tessera::mpi::matmul";
   impl::check_summa(fn, C, A, B);
   const auto& g = C.grid();
@@ -357,12 +365,13 @@ void matmul(const distributed_array<TC, 2>& C, const distributed_array<TA, 2>& A
                                          one_process ? k + 1 : summa_panel_cap);
   const index_type mloc = A.local_extent()[0], nloc = B.local_extent()[1];
   const auto Cl = C.local();
-  if (panels.empty()) {
+  if (panels.empty()) {  // k = 0: C = epilogue(beta C)
     if (Cl.size() > 0) {
       if (beta == TC(0))
         tessera::fill(Cl, TC(0));
       else
         Cl *= beta;
+      if constexpr (has_epilogue) tessera::assign(Cl, epilogue(tessera::impl::as_expr(Cl)));
     }
     return;
   }
@@ -373,6 +382,15 @@ void matmul(const distributed_array<TC, 2>& C, const distributed_array<TA, 2>& A
   const bool no_halo = C.halo() == index<2>();
   auto local_step = [&](std::size_t step, const auto& Ap, const auto& Bp) {
     auto run = [&](auto& Cd) {
+      if constexpr (has_epilogue) {
+        if (step + 1 == panels.size()) {  // the last step applies the epilogue
+          if (step == 0)
+            tessera::assign(Cd, epilogue(matmul(Ap, Bp) * alpha + beta * Cd));
+          else
+            tessera::assign(Cd, epilogue(Cd + matmul(Ap, Bp) * alpha));
+          return;
+        }
+      }
       if (step == 0) {
         if (beta == TC(0)) {
           if (alpha == TC(1))
