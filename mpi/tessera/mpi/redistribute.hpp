@@ -37,7 +37,8 @@ std::vector<std::vector<index_type>> group_positions(const partition<N>& src, in
   return out;
 }
 
-/// Calls f(source local flat index, destination local index) for the elements the source
+/// Calls f(source local flat index, source local index, destination local index) for the
+/// elements the source
 /// process at coordinates cs sends to the destination process at coordinates cd, in the
 /// source's row-major order.
 template <int N, class F>
@@ -54,14 +55,15 @@ void for_each_moved(const partition<N>& src, const index<N>& cs, const partition
   std::array<std::size_t, N> k{};
   while (true) {
     index_type flat = 0;
-    index<N> dl;
+    index<N> sl, dl;
     for (int d = 0; d < N; ++d) {
       const index_type l = lists[static_cast<std::size_t>(d)][k[static_cast<std::size_t>(d)]];
       flat = flat * ls[d] + l;
+      sl[d] = l;
       const int e = perm[static_cast<std::size_t>(d)];
       dl[e] = dst.local_of(e, src.global_of(d, cs[d], l));
     }
-    f(flat, dl);
+    f(flat, sl, dl);
     int d = N - 1;
     for (; d >= 0; --d) {
       if (++k[static_cast<std::size_t>(d)] < lists[static_cast<std::size_t>(d)].size()) break;
@@ -69,6 +71,17 @@ void for_each_moved(const partition<N>& src, const index<N>& cs, const partition
     }
     if (d < 0) break;
   }
+}
+
+/// Element i of a rank-N view (host code on host memory).
+template <class V, int N>
+decltype(auto) element(const V& v, const index<N>& i) {
+  if constexpr (N == 1)
+    return v(i[0]);
+  else if constexpr (N == 2)
+    return v(i[0], i[1]);
+  else
+    return v(i[0], i[1], i[2]);
 }
 
 template <class T, class U, int N>
@@ -89,16 +102,25 @@ void move_elements(const char* fn, const distributed_array<T, N>& dst,
   const int P = ps.grid().size(), me = ps.grid().rank();
   const index<N> cs = ps.grid().coords();
   const index<N> cd = pd.grid().coords_of(me);
-  // Pack: for each destination, the elements it owns, in this process's row-major order.
-  const std::vector<U> mine = src.local_to_host();
+  // Pack: for each destination, the elements it owns, in this process's row-major order; on
+  // host backends straight from the local part (packing fused with the read), elsewhere from
+  // a host copy of it.
+  std::vector<U> mine;
+  if constexpr (!host_accessible_memory) mine = src.local_to_host();
+  Kokkos::fence();
+  const auto sv = src.storage().view();
+  const index<N> sh = src.halo();
   std::vector<int> scount(static_cast<std::size_t>(P)), sdispl(scount.size() + 1, 0);
   std::vector<T> sendbuf;
-  sendbuf.reserve(mine.size());
+  sendbuf.reserve(static_cast<std::size_t>(src.local_extent().size()));
   for (int r = 0; r < P; ++r) {
     const std::size_t before = sendbuf.size();
     for_each_moved(ps, cs, pd, pd.grid().coords_of(r), perm,
-                   [&](index_type flat, const index<N>&) {
-                     sendbuf.push_back(static_cast<T>(mine[static_cast<std::size_t>(flat)]));
+                   [&](index_type flat, const index<N>& sl, const index<N>&) {
+                     if constexpr (host_accessible_memory)
+                       sendbuf.push_back(static_cast<T>(element(sv, sl + sh)));
+                     else
+                       sendbuf.push_back(static_cast<T>(mine[static_cast<std::size_t>(flat)]));
                    });
     scount[static_cast<std::size_t>(r)] = static_cast<int>(sendbuf.size() - before);
     sdispl[static_cast<std::size_t>(r) + 1] = static_cast<int>(sendbuf.size());
@@ -108,7 +130,7 @@ void move_elements(const char* fn, const distributed_array<T, N>& dst,
   for (int r = 0; r < P; ++r) {
     int c = 0;
     for_each_moved(ps, ps.grid().coords_of(r), pd, cd, perm,
-                   [&](index_type, const index<N>&) { ++c; });
+                   [&](index_type, const index<N>&, const index<N>&) { ++c; });
     rcount[static_cast<std::size_t>(r)] = c;
     rdispl[static_cast<std::size_t>(r) + 1] = rdispl[static_cast<std::size_t>(r)] + c;
   }
@@ -117,18 +139,26 @@ void move_elements(const char* fn, const distributed_array<T, N>& dst,
   check(MPI_Alltoallv(sendbuf.data(), scount.data(), sdispl.data(), t, recvbuf.data(),
                       rcount.data(), rdispl.data(), t, comm),
         fn);
-  // Unpack in each source's order.
+  // Unpack in each source's order: on host backends straight into the local part.
   const extent<N> le = dst.local_extent();
-  std::vector<T> out(static_cast<std::size_t>(le.size()));
+  const auto dv = dst.storage().view();
+  const index<N> dh = dst.halo();
+  std::vector<T> out;
+  if constexpr (!host_accessible_memory) out.resize(static_cast<std::size_t>(le.size()));
   for (int r = 0; r < P; ++r) {
     std::size_t k = static_cast<std::size_t>(rdispl[static_cast<std::size_t>(r)]);
-    for_each_moved(ps, ps.grid().coords_of(r), pd, cd, perm, [&](index_type, const index<N>& dl) {
-      index_type f = 0;
-      for (int d = 0; d < N; ++d) f = f * le[d] + dl[d];
-      out[static_cast<std::size_t>(f)] = recvbuf[k++];
-    });
+    for_each_moved(ps, ps.grid().coords_of(r), pd, cd, perm,
+                   [&](index_type, const index<N>&, const index<N>& dl) {
+                     if constexpr (host_accessible_memory) {
+                       element(dv, dl + dh) = recvbuf[k++];
+                     } else {
+                       index_type f = 0;
+                       for (int d = 0; d < N; ++d) f = f * le[d] + dl[d];
+                       out[static_cast<std::size_t>(f)] = recvbuf[k++];
+                     }
+                   });
   }
-  dst.host_to_local(out);
+  if constexpr (!host_accessible_memory) dst.host_to_local(out);
 }
 
 template <int N>
@@ -146,7 +176,9 @@ dim_perm<N> identity_perm() {
 /// nothing else is exchanged). Halos of dst are left as they are.
 /// \throws shape_error, on every process before any message, when the global extents differ
 ///         or the grids are not over the same processes in the same order
-/// Cost: local parts pass through host memory (packing and unpacking on the host).
+/// Cost: on host backends each element is read once from the local part into the send buffer
+/// and written once from the receive buffer; on GPU backends local parts pass through host
+/// memory.
 template <class T, class U, int N>
 void redistribute(const distributed_array<T, N>& dst, const distributed_array<U, N>& src) {
   impl::move_elements("tessera::mpi::redistribute", dst, src, impl::identity_perm<N>());
@@ -175,7 +207,7 @@ std::string explain_redistribute(const distributed_array<T, N>& dst,
   for (int r = 0; r < ps.grid().size(); ++r) {
     index_type c = 0;
     impl::for_each_moved(ps, ps.grid().coords(), pd, pd.grid().coords_of(r),
-                         impl::identity_perm<N>(), [&](index_type, const index<N>&) { ++c; });
+                         impl::identity_perm<N>(), [&](index_type, const index<N>&, const index<N>&) { ++c; });
     if (c > 0) {
       os << " " << c * static_cast<index_type>(sizeof(T)) << " bytes to rank " << r << ";";
       ++messages;
