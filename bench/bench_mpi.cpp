@@ -44,11 +44,12 @@ void fill_pattern(const mpi::distributed_array<T, N>& a, int salt) {
   const auto l = a.local();
   const auto o = a.origin();
   const auto g = a.global_extent();
-  tessera::parallel_for_each(l.extent, KOKKOS_LAMBDA(const tessera::index<N>& i) {
-    index_type f = 0;
-    for (int d = 0; d < N; ++d) f = f * g[d] + i[d] + o[d];
-    l[i] = T(((f * 2654435761u + salt) >> 7) % 1000) / T(1000) - T(0.5);
-  });
+  tessera::parallel_for_each(
+      l.extent, KOKKOS_LAMBDA(const tessera::index<N>& i) {
+        index_type f = 0;
+        for (int d = 0; d < N; ++d) f = f * g[d] + i[d] + o[d];
+        l[i] = T(((f * 2654435761u + salt) >> 7) % 1000) / T(1000) - T(0.5);
+      });
   Kokkos::fence();
 }
 }  // namespace
@@ -94,9 +95,10 @@ int main(int argc, char** argv) {
       }
     }
     if (rank == 0)
-      std::printf("matmul %lld^3 f32  SUMMA %.1f GFLOP/s (%.3f s) | one process %.1f GFLOP/s: "
-                  "speed-up %.2f on %d processes\n",
-                  static_cast<long long>(n), flops / t * 1e-9, t, flops / t1 * 1e-9, t1 / t, P);
+      std::printf(
+          "matmul %lld^3 f32  SUMMA %.1f GFLOP/s (%.3f s) | one process %.1f GFLOP/s: "
+          "speed-up %.2f on %d processes\n",
+          static_cast<long long>(n), flops / t * 1e-9, t, flops / t1 * 1e-9, t1 / t, P);
 #ifdef TESSERA_BENCH_SCALAPACK
     // ScaLAPACK on the same grid and the same local arrays (tests/mpi/scalapack_ref.hpp).
     {
@@ -110,9 +112,10 @@ int main(int argc, char** argv) {
       for (std::size_t q = 0; q < c.size(); ++q) diff = std::max(diff, std::abs(c[q] - d[q]));
       MPI_Allreduce(MPI_IN_PLACE, &diff, 1, MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD);
       if (rank == 0)
-        std::printf("matmul %lld^3 f32  ScaLAPACK psgemm %.1f GFLOP/s (%.3f s, info %d): SUMMA / "
-                    "psgemm %.2fx, max |difference| %.1e\n",
-                    static_cast<long long>(n), flops / ts * 1e-9, ts, info, ts / t, double(diff));
+        std::printf(
+            "matmul %lld^3 f32  ScaLAPACK psgemm %.1f GFLOP/s (%.3f s, info %d): SUMMA / "
+            "psgemm %.2fx, max |difference| %.1e\n",
+            static_cast<long long>(n), flops / ts * 1e-9, ts, info, ts / t, double(diff));
     }
 #endif
   }
@@ -126,7 +129,8 @@ int main(int argc, char** argv) {
     fill_pattern(B, 2);
     fill_pattern(C, 3);
     const double te = best_time(reps, [&] {
-      mpi::assign(D, [](auto a, auto b, auto c) { return 2.f * a + 3.f * b - c; }, A, B, C);
+      mpi::assign(
+          D, [](auto a, auto b, auto c) { return 2.f * a + 3.f * b - c; }, A, B, C);
     });
     float s = 0;
     const double ts = best_time(reps, [&] { s = mpi::sum(A); });
@@ -135,15 +139,18 @@ int main(int argc, char** argv) {
     const mpi::partition<2> q(extent<2>(side, side), grid, extent<2>(4, 4));
     mpi::distributed_array<float, 2> T(q), M(q.coarsened(extent<2>(4, 4)));
     fill_pattern(T, 4);
-    const double tm = best_time(
-        reps, [&] { mpi::assign(M, [](auto a) { return tessera::tile_mean<4, 4>(a); }, T); });
+    const double tm = best_time(reps, [&] {
+      mpi::assign(
+          M, [](auto a) { return tessera::tile_mean<4, 4>(a); }, T);
+    });
     const double bytes = double(stream) * 4;
     if (rank == 0)
-      std::printf("2A+3B-C %lld f32 %.1f GB/s | sum %.1f GB/s | sum(reproducible) %.1f GB/s | "
-                  "tile_mean<4,4> %lld^2 %.1f GB/s (aggregate over %d processes)\n",
-                  static_cast<long long>(stream), 4 * bytes / te * 1e-9, bytes / ts * 1e-9,
-                  bytes / tr * 1e-9, static_cast<long long>(side),
-                  double(side) * double(side) * 4 * (1 + 1.0 / 16) / tm * 1e-9, P);
+      std::printf(
+          "2A+3B-C %lld f32 %.1f GB/s | sum %.1f GB/s | sum(reproducible) %.1f GB/s | "
+          "tile_mean<4,4> %lld^2 %.1f GB/s (aggregate over %d processes)\n",
+          static_cast<long long>(stream), 4 * bytes / te * 1e-9, bytes / ts * 1e-9,
+          bytes / tr * 1e-9, static_cast<long long>(side),
+          double(side) * double(side) * 4 * (1 + 1.0 / 16) / tm * 1e-9, P);
   }
 
   // --- stencil weak scaling --------------------------------------------------------------------
@@ -154,15 +161,18 @@ int main(int argc, char** argv) {
           B(p, tessera::index<2>(1, 1), tessera::boundary::periodic);
       fill_pattern(A, 5);
       using I = tessera::index<2>;
-      return best_time(reps, [&] {
-        for (int it = 0; it < 4; ++it) {
-          A.exchange_halo();
-          tessera::assign(B.local(), 0.5 * A.shifted(I(0, 0)) +
-                                         0.125 * (A.shifted(I(-1, 0)) + A.shifted(I(1, 0)) +
-                                                  A.shifted(I(0, -1)) + A.shifted(I(0, 1))));
-          std::swap(A, B);
-        }
-      }, g.comm());
+      return best_time(
+          reps,
+          [&] {
+            for (int it = 0; it < 4; ++it) {
+              A.exchange_halo();
+              tessera::assign(B.local(), 0.5 * A.shifted(I(0, 0)) +
+                                             0.125 * (A.shifted(I(-1, 0)) + A.shifted(I(1, 0)) +
+                                                      A.shifted(I(0, -1)) + A.shifted(I(0, 1))));
+              std::swap(A, B);
+            }
+          },
+          g.comm());
     };
     const double tp = run(grid);
     mpi::process_grid<2> self(MPI_COMM_SELF);
@@ -171,9 +181,10 @@ int main(int argc, char** argv) {
     MPI_Allreduce(MPI_IN_PLACE, &t1, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     const double bytes = 4.0 * double(m) * double(m) * 8 * 2 * P;  // read A + write B, 4 steps
     if (rank == 0)
-      std::printf("stencil %lld^2 doubles per process, 4 steps: %.3f ms per step, %.1f GB/s "
-                  "aggregate | weak-scaling efficiency t(1)/t(%d) = %.2f\n",
-                  static_cast<long long>(m), tp / 4 * 1e3, bytes / tp * 1e-9, P, t1 / tp);
+      std::printf(
+          "stencil %lld^2 doubles per process, 4 steps: %.3f ms per step, %.1f GB/s "
+          "aggregate | weak-scaling efficiency t(1)/t(%d) = %.2f\n",
+          static_cast<long long>(m), tp / 4 * 1e3, bytes / tp * 1e-9, P, t1 / tp);
   }
   return 0;
 }

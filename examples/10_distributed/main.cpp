@@ -11,9 +11,9 @@
 
 #include "../common/report.hpp"
 
+#include <bit>
 #include <cmath>
 #include <cstdio>
-#include <bit>
 #include <cstdlib>
 #include <utility>
 
@@ -25,13 +25,16 @@ namespace {
 
 /// One explicit heat step on the rows [r0, r0 + er) and columns [c0, c0 + ec) of the local
 /// part: out = u + k (north + south + west + east - 4 u), reading u's halo-padded storage.
-void heat_box(const mpi::distributed_array<float, 2>& u, const mpi::distributed_array<float, 2>& out,
-              index_type r0, index_type c0, index_type er, index_type ec, float k) {
+void heat_box(const mpi::distributed_array<float, 2>& u,
+              const mpi::distributed_array<float, 2>& out, index_type r0, index_type c0,
+              index_type er, index_type ec, float k) {
   if (er <= 0 || ec <= 0) return;
   using tessera::index;
   const auto& s = u.storage();
   const extent<2> e(er, ec);
-  auto at = [&](index_type dr, index_type dc) { return s.section(index<2>(1 + r0 + dr, 1 + c0 + dc), e); };
+  auto at = [&](index_type dr, index_type dc) {
+    return s.section(index<2>(1 + r0 + dr, 1 + c0 + dc), e);
+  };
   tessera::assign(out.local().section(index<2>(r0, c0), e),
                   at(0, 0) + k * (at(-1, 0) + at(1, 0) + at(0, -1) + at(0, 1) - 4.f * at(0, 0)));
 }
@@ -52,9 +55,10 @@ int main(int argc, char** argv) {
     mpi::distributed_array<float, 1> a(p);
     const auto l = a.local();
     const index_type o = a.origin()[0];
-    tessera::parallel_for_each(l.extent, KOKKOS_LAMBDA(const tessera::index<1>& i) {
-      l[i] = 1.0f + float((i[0] + o) & 1023) / 1024.0f;
-    });
+    tessera::parallel_for_each(
+        l.extent, KOKKOS_LAMBDA(const tessera::index<1>& i) {
+          l[i] = 1.0f + float((i[0] + o) & 1023) / 1024.0f;
+        });
     Kokkos::fence();
     const long long full = n_sum / 1024, rest = n_sum % 1024;
     const long double exact =
@@ -67,7 +71,8 @@ int main(int argc, char** argv) {
     const float r = mpi::sum(a, tessera::reproducible);
     const double t2 = MPI_Wtime();
     const double bound = 5.0001 * std::ldexp(1.0, -24);  // tessera::sum's bound, positive data
-    const double es = double(std::fabs((s - exact) / exact)), er = double(std::fabs((r - exact) / exact));
+    const double es = double(std::fabs((s - exact) / exact)),
+                 er = double(std::fabs((r - exact) / exact));
     float lo = r, hi = r;
     MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_FLOAT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD);
@@ -96,7 +101,8 @@ int main(int argc, char** argv) {
     if (rank == 0) {
       init.assign(static_cast<std::size_t>(n * n), 0.f);
       for (index_type i = n / 4; i < 3 * n / 4; ++i)
-        for (index_type j = n / 3; j < 2 * n / 3; ++j) init[static_cast<std::size_t>(i * n + j)] = 1.f + float((i * 7 + j) % 13) / 13.f;
+        for (index_type j = n / 3; j < 2 * n / 3; ++j)
+          init[static_cast<std::size_t>(i * n + j)] = 1.f + float((i * 7 + j) % 13) / 13.f;
     }
     u.scatter(init);
     const float k = 0.2f;
@@ -123,9 +129,10 @@ int main(int argc, char** argv) {
       using I = tessera::index<2>;
       tessera::array<float, 2> w(extent<2>(n, n), init.data());
       for (int st = 0; st < steps; ++st) {
-        tessera::array<float, 2> nw = w + k * (tessera::shift(w, I(-1, 0), zero) + tessera::shift(w, I(1, 0), zero) +
-                                               tessera::shift(w, I(0, -1), zero) + tessera::shift(w, I(0, 1), zero) -
-                                               4.f * w);
+        tessera::array<float, 2> nw =
+            w +
+            k * (tessera::shift(w, I(-1, 0), zero) + tessera::shift(w, I(1, 0), zero) +
+                 tessera::shift(w, I(0, -1), zero) + tessera::shift(w, I(0, 1), zero) - 4.f * w);
         w = std::move(nw);
       }
       const auto want = w.to_vector();
@@ -134,10 +141,11 @@ int main(int argc, char** argv) {
         worst = std::max(worst, double(std::fabs(want[q] - got[q])));
         heat += got[q];
       }
-      std::printf("heat diffusion %lldx%lld, %d steps on a %s process grid: %.3f ms per step, "
-                  "total heat %.4f, max |distributed - one process| %.2e\n",
-                  static_cast<long long>(n), static_cast<long long>(n), steps,
-                  tessera::to_string(grid.dims()).c_str(), t / steps * 1e3, heat, worst);
+      std::printf(
+          "heat diffusion %lldx%lld, %d steps on a %s process grid: %.3f ms per step, "
+          "total heat %.4f, max |distributed - one process| %.2e\n",
+          static_cast<long long>(n), static_cast<long long>(n), steps,
+          tessera::to_string(grid.dims()).c_str(), t / steps * 1e3, heat, worst);
       std::printf("%s", mpi::explain_exchange(u).c_str());
       ok &= workloads::verdict("distributed heat diffusion equals one process's", worst <= 1e-5);
     }

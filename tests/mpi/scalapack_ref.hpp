@@ -14,8 +14,8 @@ extern "C" {
 void Cblacs_get(int context, int request, int* value);
 void Cblacs_gridinit(int* context, const char* order, int nprow, int npcol);
 void Cblacs_gridexit(int context);
-void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* irsrc,
-               const int* icsrc, const int* ictxt, const int* lld, int* info);
+void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb,
+               const int* irsrc, const int* icsrc, const int* ictxt, const int* lld, int* info);
 void psgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
              const float* alpha, const float* a, const int* ia, const int* ja, const int* desca,
              const float* b, const int* ib, const int* jb, const int* descb, const float* beta,
@@ -42,7 +42,8 @@ class context {
   template <class T>
   void describe(const tessera::mpi::distributed_array<T, 2>& x, int (&desc)[9], int& info) const {
     const auto& p = x.layout();
-    const int m = static_cast<int>(p.global_extent()[1]), n = static_cast<int>(p.global_extent()[0]);
+    const int m = static_cast<int>(p.global_extent()[1]),
+              n = static_cast<int>(p.global_extent()[0]);
     const int mb = static_cast<int>(p.block()[1]), nb = static_cast<int>(p.block()[0]), zero = 0;
     const int lld = std::max<int>(1, static_cast<int>(x.local_extent()[1]));
     descinit_(desc, &m, &n, &mb, &nb, &zero, &zero, &ctxt_, &lld, &info);
@@ -55,8 +56,8 @@ class context {
 /// C = alpha A B + beta C with ScaLAPACK; returns ScaLAPACK's info (0: success).
 template <class T>
 int gemm(const context& ctx, const tessera::mpi::distributed_array<T, 2>& C,
-         const tessera::mpi::distributed_array<T, 2>& A, const tessera::mpi::distributed_array<T, 2>& B,
-         T alpha, T beta) {
+         const tessera::mpi::distributed_array<T, 2>& A,
+         const tessera::mpi::distributed_array<T, 2>& B, T alpha, T beta) {
   int da[9], db[9], dc[9], info = 0;
   ctx.describe(A, da, info);
   if (info != 0) return info;
@@ -69,12 +70,12 @@ int gemm(const context& ctx, const tessera::mpi::distributed_array<T, 2>& C,
   Kokkos::fence();
   if constexpr (std::is_same_v<T, float>)
     psgemm_("N", "N", &n, &m, &k, &alpha, B.storage().view().data(), &one, &one, db,
-            A.storage().view().data(), &one, &one, da, &beta, C.storage().view().data(), &one,
-            &one, dc);
+            A.storage().view().data(), &one, &one, da, &beta, C.storage().view().data(), &one, &one,
+            dc);
   else
     pdgemm_("N", "N", &n, &m, &k, &alpha, B.storage().view().data(), &one, &one, db,
-            A.storage().view().data(), &one, &one, da, &beta, C.storage().view().data(), &one,
-            &one, dc);
+            A.storage().view().data(), &one, &one, da, &beta, C.storage().view().data(), &one, &one,
+            dc);
   return 0;
 }
 

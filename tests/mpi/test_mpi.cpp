@@ -28,7 +28,9 @@ int run(int argc, char** argv);
 
 namespace {
 
-int world_size() { return mpi::size(); }
+int world_size() {
+  return mpi::size();
+}
 
 template <class T>
 std::vector<T> random_vector(index_type n) {
@@ -57,7 +59,8 @@ idx<N> unflat(const extent<N>& e, index_type f) {
 }
 /// Element i of a global row-major vector under boundary policy b (a host reference).
 template <class T, int N>
-T boundary_read(const std::vector<T>& v, const extent<N>& e, idx<N> i, tessera::boundary::policy b) {
+T boundary_read(const std::vector<T>& v, const extent<N>& e, idx<N> i,
+                tessera::boundary::policy b) {
   using tessera::boundary::kind;
   for (int d = 0; d < N; ++d) {
     if (i[d] >= 0 && i[d] < e[d]) continue;
@@ -236,17 +239,17 @@ TEST_CASE("process grids and partitions: local extents, owners, local and global
   // Bad input: clear errors, the same on every process.
   CHECK_THROWS_AS(mpi::process_grid<2>(MPI_COMM_WORLD, extent<2>(world_size() + 1, 1)),
                   tessera::shape_error);
-  CHECK_THROWS_AS(mpi::partition<2>::block_cyclic(extent<2>(10, 10), g2, extent<2>(3, 4),
-                                                  extent<2>(2, 2)),
-                  tessera::shape_error);
+  CHECK_THROWS_AS(
+      mpi::partition<2>::block_cyclic(extent<2>(10, 10), g2, extent<2>(3, 4), extent<2>(2, 2)),
+      tessera::shape_error);
   CHECK_THROWS_AS(mpi::partition<2>(extent<2>(-1, 3), g2), tessera::shape_error);
   mpi::partition<2> p(extent<2>(5, 5), g2);
   CHECK_THROWS_AS(p.owner(idx<2>(5, 0)), tessera::shape_error);
   // Halos need the block distribution.
-  CHECK_THROWS_AS((mpi::distributed_array<float, 2>(
-                      mpi::partition<2>::block_cyclic(extent<2>(64, 64), g2, extent<2>(2, 2)),
-                      idx<2>(1, 1))),
-                  tessera::shape_error);
+  CHECK_THROWS_AS(
+      (mpi::distributed_array<float, 2>(
+          mpi::partition<2>::block_cyclic(extent<2>(64, 64), g2, extent<2>(2, 2)), idx<2>(1, 1))),
+      tessera::shape_error);
 }
 
 TEST_CASE("scatter and gather round trips, block and block-cyclic, ranks 1-3") {
@@ -269,7 +272,8 @@ TEST_CASE("element-wise expressions and tile means over local parts need no mess
     mpi::distributed_array<float, 2> A(p), B(p), D(p);
     A.scatter(a);
     B.scatter(b);
-    mpi::assign(D, [](auto x, auto y) { return tessera::relu(2.f * x + y); }, A, B);
+    mpi::assign(
+        D, [](auto x, auto y) { return tessera::relu(2.f * x + y); }, A, B);
     const auto d = D.gather();
     if (grid.rank() == 0) {
       index_type bad = 0;
@@ -279,7 +283,8 @@ TEST_CASE("element-wise expressions and tile means over local parts need no mess
     }
     // Mixed element types: a double destination from float operands.
     mpi::distributed_array<double, 2> E(p);
-    mpi::assign(E, [](auto x) { return x * 0.5f; }, A);
+    mpi::assign(
+        E, [](auto x) { return x * 0.5f; }, A);
     const auto e = E.gather();
     if (grid.rank() == 0) CHECK(e[0] == static_cast<double>(a[0] * 0.5f));
   }
@@ -290,7 +295,8 @@ TEST_CASE("element-wise expressions and tile means over local parts need no mess
   const auto a = random_vector<float>(g.size());
   mpi::distributed_array<float, 2> A(p), M(p.coarsened(extent<2>(4, 4)));
   A.scatter(a);
-  mpi::assign(M, [](auto x) { return tessera::tile_mean<4, 4>(x); }, A);
+  mpi::assign(
+      M, [](auto x) { return tessera::tile_mean<4, 4>(x); }, A);
   const auto m = M.gather();
   if (grid.rank() == 0) {
     double worst = 0;
@@ -298,7 +304,8 @@ TEST_CASE("element-wise expressions and tile means over local parts need no mess
       for (index_type j = 0; j < g[1] / 4; ++j) {
         double s = 0;
         for (int u = 0; u < 4; ++u)
-          for (int v = 0; v < 4; ++v) s += a[static_cast<std::size_t>((4 * i + u) * g[1] + 4 * j + v)];
+          for (int v = 0; v < 4; ++v)
+            s += a[static_cast<std::size_t>((4 * i + u) * g[1] + 4 * j + v)];
         worst = std::max(worst, std::abs(s / 16 - m[static_cast<std::size_t>(i * (g[1] / 4) + j)]));
       }
     CHECK(worst < 1e-6);
@@ -306,7 +313,8 @@ TEST_CASE("element-wise expressions and tile means over local parts need no mess
   // Mismatched partitions: an error naming both, never a silent redistribution.
   mpi::distributed_array<float, 2> X(mpi::partition<2>(g, grid, extent<2>(2, 2)));
   try {
-    mpi::assign(X, [](auto x, auto y) { return x + y; }, A, X);
+    mpi::assign(
+        X, [](auto x, auto y) { return x + y; }, A, X);
     CHECK_MESSAGE(false, "mismatched partitions were accepted");
   } catch (const tessera::shape_error& e) {
     const std::string what = e.what();
@@ -327,7 +335,8 @@ TEST_CASE("halo exchange: every boundary, radius 1-2, ranks 1-3, faces, edges an
   }
 }
 
-TEST_CASE("a distributed star stencil with the split exchange equals Tier 1 shifts on one process") {
+TEST_CASE(
+    "a distributed star stencil with the split exchange equals Tier 1 shifts on one process") {
   using namespace tessera;
   mpi::process_grid<2> grid;
   for (const auto b : {boundary::zero, boundary::periodic, boundary::clamp}) {
@@ -338,23 +347,27 @@ TEST_CASE("a distributed star stencil with the split exchange equals Tier 1 shif
     mpi::distributed_array<double, 2> A(p, idx<2>(R, R), b), B(p), C(p);
     A.scatter(a);
     auto x = A.begin_exchange_halo();
-    mpi::assign(C, [](auto v) { return 2.0 * v; }, A);  // overlapped with the messages
+    mpi::assign(
+        C, [](auto v) { return 2.0 * v; }, A);  // overlapped with the messages
     x.wait();
-    tessera::assign(B.local(), 0.4 * A.shifted(idx<2>(0, 0)) + 0.1 * (A.shifted(idx<2>(-1, 0)) + A.shifted(idx<2>(1, 0)) +
-                                                      A.shifted(idx<2>(0, -1)) + A.shifted(idx<2>(0, 1))) +
-                0.05 * (A.shifted(idx<2>(-2, 0)) + A.shifted(idx<2>(2, 0)) +
-                        A.shifted(idx<2>(0, -2)) + A.shifted(idx<2>(0, 2))));
+    tessera::assign(B.local(), 0.4 * A.shifted(idx<2>(0, 0)) +
+                                   0.1 * (A.shifted(idx<2>(-1, 0)) + A.shifted(idx<2>(1, 0)) +
+                                          A.shifted(idx<2>(0, -1)) + A.shifted(idx<2>(0, 1))) +
+                                   0.05 * (A.shifted(idx<2>(-2, 0)) + A.shifted(idx<2>(2, 0)) +
+                                           A.shifted(idx<2>(0, -2)) + A.shifted(idx<2>(0, 2))));
     CHECK_THROWS_AS(A.shifted(idx<2>(3, 0)), shape_error);
     const auto got = B.gather();
     if (grid.rank() == 0) {
       array<double, 2> G(g, a.data());
-      array<double, 2> W = 0.4 * G + 0.1 * (shift(G, idx<2>(-1, 0), b) + shift(G, idx<2>(1, 0), b) +
-                                            shift(G, idx<2>(0, -1), b) + shift(G, idx<2>(0, 1), b)) +
+      array<double, 2> W = 0.4 * G +
+                           0.1 * (shift(G, idx<2>(-1, 0), b) + shift(G, idx<2>(1, 0), b) +
+                                  shift(G, idx<2>(0, -1), b) + shift(G, idx<2>(0, 1), b)) +
                            0.05 * (shift(G, idx<2>(-2, 0), b) + shift(G, idx<2>(2, 0), b) +
                                    shift(G, idx<2>(0, -2), b) + shift(G, idx<2>(0, 2), b));
       const auto want = W.to_vector();
       double worst = 0;
-      for (std::size_t k = 0; k < want.size(); ++k) worst = std::max(worst, std::abs(want[k] - got[k]));
+      for (std::size_t k = 0; k < want.size(); ++k)
+        worst = std::max(worst, std::abs(want[k] - got[k]));
       CHECK(worst < 1e-14);
     }
     const auto c = C.gather();
@@ -401,8 +414,7 @@ TEST_CASE("sums: Tessera's accuracy, and reproducible bits for any process count
     CHECK(lo == hi);
     if (g.size() > 0) {
       CHECK(std::abs(mpi::mean(A) - exact / static_cast<double>(g.size())) <= 1e-6 * mag);
-      CHECK(mpi::reduce(A, -1e30f, max_op{}) ==
-            *std::max_element(a.begin(), a.end()));
+      CHECK(mpi::reduce(A, -1e30f, max_op{}) == *std::max_element(a.begin(), a.end()));
     } else {
       CHECK_THROWS_AS(mpi::mean(A), tessera::shape_error);
       CHECK(mpi::reduce(A, 7.f, plus_op{}) == 7.f);
@@ -412,7 +424,8 @@ TEST_CASE("sums: Tessera's accuracy, and reproducible bits for any process count
   mpi::process_grid<1> g1;
   const extent<1> e1(draw(1000, 100000));
   const auto d1 = random_vector<double>(e1.size());
-  mpi::distributed_array<double, 1> D1(mpi::partition<1>::block_cyclic(e1, g1, extent<1>(96), extent<1>(32)));
+  mpi::distributed_array<double, 1> D1(
+      mpi::partition<1>::block_cyclic(e1, g1, extent<1>(96), extent<1>(32)));
   D1.scatter(d1);
   double ex = 0, mag = 0;
   for (double v : d1) {
@@ -539,7 +552,9 @@ TEST_CASE("redistribute and transpose between any partitions, element types conv
       index_type bad = 0;
       for (index_type i = 0; i < g[0]; ++i)
         for (index_type j = 0; j < g[1]; ++j)
-          if (t[static_cast<std::size_t>(j * g[0] + i)] != a[static_cast<std::size_t>(i * g[1] + j)]) ++bad;
+          if (t[static_cast<std::size_t>(j * g[0] + i)] !=
+              a[static_cast<std::size_t>(i * g[1] + j)])
+            ++bad;
       CHECK(bad == 0);
     }
     CHECK(mpi::explain_redistribute(B, A).find("MPI_Alltoallv") != std::string::npos);
@@ -551,7 +566,8 @@ TEST_CASE("redistribute and transpose between any partitions, element types conv
   mpi::process_grid<3> g3;
   const extent<3> e(draw(1, 9), draw(1, 9), draw(1, 9));
   const auto c = random_vector<double>(e.size());
-  mpi::distributed_array<double, 3> C(random_partition(e, g3, false)), D(random_partition(e, g3, true));
+  mpi::distributed_array<double, 3> C(random_partition(e, g3, false)),
+      D(random_partition(e, g3, true));
   C.scatter(c);
   mpi::redistribute(D, C);
   const auto d = D.gather();
@@ -584,8 +600,10 @@ TEST_CASE("SUMMA matmul equals ScaLAPACK psgemm and pdgemm on the same grid and 
     CHECK(worst < 1e-12 * static_cast<double>(k + 1));
     // float: psgemm
     mpi::distributed_array<float, 2> Af(part(m, k)), Bf(part(k, n)), Cf(part(m, n)), Rf(part(m, n));
-    mpi::assign(Af, [](auto v) { return v; }, A);
-    mpi::assign(Bf, [](auto v) { return v; }, B);
+    mpi::assign(
+        Af, [](auto v) { return v; }, A);
+    mpi::assign(
+        Bf, [](auto v) { return v; }, B);
     mpi::matmul(Cf, Af, Bf);
     CHECK(scalapack_ref::gemm(ctx, Rf, Af, Bf, 1.f, 0.f) == 0);
     const auto xf = Cf.local_to_host(), yf = Rf.local_to_host();

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include <tessera/tessera.hpp>
 #include <tessera/mpi/distributed_array.hpp>
+#include <tessera/tessera.hpp>
 
 namespace tessera::mpi {
 
@@ -70,21 +70,12 @@ Acc allgather_merge(MPI_Comm comm, const Acc& mine, const Acc& identity, bool ha
 /// in order.
 template <class T, int N, class Rule>
 struct tile_fold {
-  using view_type = tessera::impl::view_t<T, N, memory_space>;
   using acc = typename Rule::acc_type;
-  view_type v;
+  tessera::impl::strided_ref<T, N> r;
   index<N> halo;
   extent<N> local, tile, tiles;
   Kokkos::View<acc*, memory_space> out;
   Rule rule;
-  KOKKOS_INLINE_FUNCTION T get(const index_type (&i)[N]) const {
-    if constexpr (N == 1)
-      return v(i[0] + halo[0]);
-    else if constexpr (N == 2)
-      return v(i[0] + halo[0], i[1] + halo[1]);
-    else
-      return v(i[0] + halo[0], i[1] + halo[1], i[2] + halo[2]);
-  }
   KOKKOS_INLINE_FUNCTION void operator()(index_type t) const {
     index_type lo[N], hi[N];
     index_type q = t;
@@ -97,16 +88,16 @@ struct tile_fold {
     for (int l = 0; l < 16; ++l) lanes[l] = rule.identity();
     index_type rows = 1;
     for (int d = 0; d < N - 1; ++d) rows *= hi[d] - lo[d];
-    for (index_type r = 0; r < rows; ++r) {
-      index_type i[N];
-      index_type rq = r;
+    for (index_type row = 0; row < rows; ++row) {
+      index<N> i;
+      index_type rq = row;
       for (int d = N - 2; d >= 0; --d) {
         i[d] = lo[d] + rq % (hi[d] - lo[d]);
         rq /= hi[d] - lo[d];
       }
       for (index_type j = lo[N - 1]; j < hi[N - 1]; ++j) {
         i[N - 1] = j;
-        rule.step(lanes[(j - lo[N - 1]) & 15], get(i));
+        rule.step(lanes[(j - lo[N - 1]) & 15], r.at(i + halo));
       }
     }
     for (int l = 1; l < 16; ++l) rule.merge(lanes[0], lanes[l]);
@@ -127,16 +118,16 @@ typename backends::impl::sum_rule_t<T>::acc_type sum_accumulator(const distribut
   const acc mine =
       have ? backends::impl::fold_all(execution_space(), fn, l, l.get_extent(), r) : r.identity();
   return allgather_merge(
-      a.grid().comm(), mine, r.identity(), have, [&](acc& x, const acc& y) { r.merge(x, y); },
-      fn);
+      a.grid().comm(), mine, r.identity(), have, [&](acc& x, const acc& y) { r.merge(x, y); }, fn);
 }
 
 template <class T, int N>
-void require_same(const char* fn, const char* an, const distributed_array<T, N>& a,
-                  const char* bn, const partition<N>& bp) {
+void require_same(const char* fn, const char* an, const distributed_array<T, N>& a, const char* bn,
+                  const partition<N>& bp) {
   if (!(a.layout() == bp))
     throw shape_error(std::string(fn) + ": " + an + " is " + a.layout().describe() + ", " + bn +
-                      " is " + bp.describe() + " (distributed operands need the same partition; "
+                      " is " + bp.describe() +
+                      " (distributed operands need the same partition; "
                       "redistribute one explicitly)");
 }
 }  // namespace impl
@@ -224,13 +215,13 @@ T sum(const distributed_array<T, N>& a, reproducible_t) {
     Kokkos::parallel_for(
         "tessera::mpi::sum(reproducible)",
         Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_type>>(0, mine_tiles.size()),
-        impl::tile_fold<T, N, rule>{a.storage().view(), a.halo(), a.local_extent(), t, mine_tiles,
+        impl::tile_fold<T, N, rule>{a.storage().ref(), a.halo(), a.local_extent(), t, mine_tiles,
                                     partial, r});
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), partial);
   std::vector<acc> all(static_cast<std::size_t>(displs.back() + counts.back()));
   const MPI_Datatype dt = impl::bytes_type(sizeof(acc));
-  check(MPI_Allgatherv(host.data(), static_cast<int>(host.extent(0)), dt, all.data(),
-                       counts.data(), displs.data(), dt, g.comm()),
+  check(MPI_Allgatherv(host.data(), static_cast<int>(host.extent(0)), dt, all.data(), counts.data(),
+                       displs.data(), dt, g.comm()),
         "tessera::mpi::sum(reproducible) (MPI_Allgatherv)");
   std::vector<acc> ordered(static_cast<std::size_t>(total), r.identity());
   for (int rk = 0; rk < g.size(); ++rk) {
@@ -307,8 +298,8 @@ void check_summa(const char* fn, const distributed_array<TC, 2>& C,
                  const distributed_array<TA, 2>& A, const distributed_array<TB, 2>& B) {
   const auto a = A.global_extent(), b = B.global_extent(), c = C.global_extent();
   if (a[1] != b[0] || c[0] != a[0] || c[1] != b[1])
-    throw shape_error(std::string(fn) + ": C " + to_string(c) + " = A " + to_string(a) +
-                      " x B " + to_string(b) + " does not conform");
+    throw shape_error(std::string(fn) + ": C " + to_string(c) + " = A " + to_string(a) + " x B " +
+                      to_string(b) + " does not conform");
   if (!(A.grid() == C.grid()) || !(B.grid() == C.grid()))
     throw shape_error(std::string(fn) + ": A, B and C must share one process grid (A " +
                       A.layout().describe() + ", B " + B.layout().describe() + ", C " +
@@ -444,11 +435,11 @@ void matmul(const distributed_array<TC, 2>& C, const distributed_array<TA, 2>& A
     const int pb = static_cast<int>((k0 / B.layout().block()[0]) % g.dims()[0]);
     if (me[1] == qa && mloc > 0) {
       impl::box<2> bx{A.halo() + index<2>(0, A.layout().local_of(1, k0)), extent<2>(mloc, w)};
-      impl::run_box_copy<0>(execution_space(), A.storage().view(), abuf[s].dev, bx);
+      impl::run_box_copy(execution_space(), A.storage(), abuf[s].dev, bx, impl::copy_mode::pack);
     }
     if (me[0] == pb && nloc > 0) {
       impl::box<2> bx{B.halo() + index<2>(B.layout().local_of(0, k0), 0), extent<2>(w, nloc)};
-      impl::run_box_copy<0>(execution_space(), B.storage().view(), bbuf[s].dev, bx);
+      impl::run_box_copy(execution_space(), B.storage(), bbuf[s].dev, bx, impl::copy_mode::pack);
     }
     Kokkos::fence();
     if (me[1] == qa) abuf[s].to_host();
@@ -471,10 +462,10 @@ void matmul(const distributed_array<TC, 2>& C, const distributed_array<TA, 2>& A
     bbuf[s].to_device();
     using va = typename array<TA, 2>::view_type;
     using vb = typename array<TB, 2>::view_type;
-    const array<TA, 2> Ap(va(abuf[s].dev.data(), static_cast<std::size_t>(mloc),
-                             static_cast<std::size_t>(w)));
-    const array<TB, 2> Bp(vb(bbuf[s].dev.data(), static_cast<std::size_t>(w),
-                             static_cast<std::size_t>(nloc)));
+    const array<TA, 2> Ap(
+        va(abuf[s].dev.data(), static_cast<std::size_t>(mloc), static_cast<std::size_t>(w)));
+    const array<TB, 2> Bp(
+        vb(bbuf[s].dev.data(), static_cast<std::size_t>(w), static_cast<std::size_t>(nloc)));
     local_step(step, Ap, Bp);
   }
   Kokkos::fence();
@@ -515,7 +506,8 @@ std::string explain_matmul(const distributed_array<TC, 2>& C, const distributed_
   if (mloc > 0 && nloc > 0 && wmax > 0) {
     const array<TA, 2> Ap(mloc, wmax);
     const array<TB, 2> Bp(wmax, nloc);
-    os << "  local step (C += matmul(Ap, Bp), in place):\n" << tessera::explain(C.local(), C.local() + matmul(Ap, Bp));
+    os << "  local step (C += matmul(Ap, Bp), in place):\n"
+       << tessera::explain(C.local(), C.local() + matmul(Ap, Bp));
   }
   return os.str();
 }

@@ -60,62 +60,66 @@ inline MPI_Datatype bytes_type(std::size_t bytes) {
   for (const auto& t : types)
     if (t.first == bytes) return t.second;
   MPI_Datatype t;
-  check(MPI_Type_contiguous(static_cast<int>(bytes), MPI_BYTE, &t), "tessera::mpi (MPI_Type_contiguous)");
+  check(MPI_Type_contiguous(static_cast<int>(bytes), MPI_BYTE, &t),
+        "tessera::mpi (MPI_Type_contiguous)");
   check(MPI_Type_commit(&t), "tessera::mpi (MPI_Type_commit)");
   types.emplace_back(bytes, t);
   return t;
 }
 
-/// Copies a box of a rank-N view to or from a flat buffer, row-major (one Kokkos kernel, one
-/// iteration per row of the box: the row is contiguous on both sides and vectorizes).
-template <class T, int N, int Op>
+/// What box_copy does with each element of the box and the flat buffer.
+enum class copy_mode { pack, unpack, add, max, min };
+
+/// Copies a box of a local storage to or from a flat buffer, row-major (one Kokkos kernel, one
+/// iteration per row of the box: the row is contiguous on both sides and vectorizes); the
+/// unpacking modes other than `unpack` combine the buffer into the box (fold_halo).
+template <class T, int N>
 struct box_copy {
-  using view_type = tessera::impl::view_t<T, N, memory_space>;
-  view_type v;
+  tessera::impl::strided_ref<T, N> r;
   Kokkos::View<T*, memory_space> buf;
   index<N> lo;
   extent<N> ext;
+  copy_mode mode;
   KOKKOS_INLINE_FUNCTION void operator()(index_type row) const {
-    index_type i[N];
-    i[N - 1] = lo[N - 1];
+    index<N> i = lo;
     index_type q = row;
     for (int d = N - 2; d >= 0; --d) {
       i[d] = lo[d] + q % ext[d];
       q /= ext[d];
     }
-    T* p;
-    if constexpr (N == 1)
-      p = &v(i[0]);
-    else if constexpr (N == 2)
-      p = &v(i[0], i[1]);
-    else
-      p = &v(i[0], i[1], i[2]);
+    T* p = &r.at(i);
     const index_type w = ext[N - 1];
     T* b = buf.data() + row * w;
-    for (index_type j = 0; j < w; ++j) {
-      if constexpr (Op == 0)  // pack
-        b[j] = p[j];
-      else if constexpr (Op == 1)  // unpack (replace)
-        p[j] = b[j];
-      else if constexpr (Op == 2)
-        p[j] += b[j];
-      else if constexpr (Op == 3)
-        p[j] = b[j] > p[j] ? b[j] : p[j];
-      else
-        p[j] = b[j] < p[j] ? b[j] : p[j];
+    switch (mode) {
+      case copy_mode::pack:
+        for (index_type j = 0; j < w; ++j) b[j] = p[j];
+        break;
+      case copy_mode::unpack:
+        for (index_type j = 0; j < w; ++j) p[j] = b[j];
+        break;
+      case copy_mode::add:
+        for (index_type j = 0; j < w; ++j) p[j] += b[j];
+        break;
+      case copy_mode::max:
+        for (index_type j = 0; j < w; ++j) p[j] = b[j] > p[j] ? b[j] : p[j];
+        break;
+      case copy_mode::min:
+        for (index_type j = 0; j < w; ++j) p[j] = b[j] < p[j] ? b[j] : p[j];
+        break;
     }
   }
 };
 
-template <int Op, class T, int N>
-void run_box_copy(const execution_space& exec, const tessera::impl::view_t<T, N, memory_space>& v,
-                  const Kokkos::View<T*, memory_space>& buf, const box<N>& b) {
+template <class T, int N>
+void run_box_copy(const execution_space& exec, const array<T, N>& storage,
+                  const Kokkos::View<T*, memory_space>& buf, const box<N>& b, copy_mode mode) {
   if (b.ext.size() == 0) return;
   index_type rows = 1;
   for (int d = 0; d < N - 1; ++d) rows *= b.ext[d];
-  Kokkos::parallel_for("tessera::mpi::box_copy",
-                       Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_type>>(exec, 0, rows),
-                       box_copy<T, N, Op>{v, buf, b.lo, b.ext});
+  Kokkos::parallel_for(
+      "tessera::mpi::box_copy",
+      Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_type>>(exec, 0, rows),
+      box_copy<T, N>{storage.ref(), buf, b.lo, b.ext, mode});
 }
 
 /// Fills halo cells outside the global extent by a boundary policy (zero, constant, clamp,
@@ -123,23 +127,14 @@ void run_box_copy(const execution_space& exec, const tessera::impl::view_t<T, N,
 /// origin[d] + s - halo[d].
 template <class T, int N>
 struct boundary_fill {
-  using view_type = tessera::impl::view_t<T, N, memory_space>;
-  view_type v;
+  tessera::impl::strided_ref<T, N> r;
   index<N> lo;
   extent<N> ext;
   index<N> origin, halo;
   extent<N> global;
   boundary::policy b;
-  KOKKOS_INLINE_FUNCTION T& at(const index_type (&i)[N]) const {
-    if constexpr (N == 1)
-      return v(i[0]);
-    else if constexpr (N == 2)
-      return v(i[0], i[1]);
-    else
-      return v(i[0], i[1], i[2]);
-  }
   KOKKOS_INLINE_FUNCTION void operator()(index_type k) const {
-    index_type s[N], src[N];
+    index<N> s, src;
     for (int d = N - 1; d >= 0; --d) {
       s[d] = lo[d] + k % ext[d];
       k /= ext[d];
@@ -149,13 +144,13 @@ struct boundary_fill {
       if (g >= 0 && g < global[d]) {
         src[d] = s[d];
       } else if (b.k == boundary::kind::zero || b.k == boundary::kind::constant) {
-        at(s) = b.k == boundary::kind::zero ? T(0) : static_cast<T>(b.value);
+        r.at(s) = b.k == boundary::kind::zero ? T(0) : static_cast<T>(b.value);
         return;
       } else {
         src[d] = boundary::inside(b.k, g, global[d]) - origin[d] + halo[d];
       }
     }
-    at(s) = at(src);
+    r.at(s) = r.at(src);
   }
 };
 
@@ -167,9 +162,9 @@ struct message_buffer {
   typename Kokkos::View<T*, memory_space>::HostMirror host;
   bool staged = false;
   void allocate(index_type n, bool stage) {
-    dev = Kokkos::View<T*, memory_space>(Kokkos::view_alloc(Kokkos::WithoutInitializing,
-                                                            "tessera::mpi::message"),
-                                         static_cast<std::size_t>(n));
+    dev = Kokkos::View<T*, memory_space>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::mpi::message"),
+        static_cast<std::size_t>(n));
     staged = stage;
     if (stage) host = Kokkos::create_mirror_view(dev);
   }
@@ -202,7 +197,10 @@ class halo_exchange {
   halo_exchange(const halo_exchange&) = delete;
   halo_exchange& operator=(const halo_exchange&) = delete;
   halo_exchange(halo_exchange&& o) noexcept
-      : a_(o.a_), exec_(o.exec_), msgs_(std::move(o.msgs_)), reqs_(std::move(o.reqs_)),
+      : a_(o.a_),
+        exec_(o.exec_),
+        msgs_(std::move(o.msgs_)),
+        reqs_(std::move(o.reqs_)),
         done_(o.done_) {
     o.done_ = true;
   }
@@ -239,10 +237,10 @@ class halo_exchange {
 /// `halo[d]` ghost elements on both sides of dimension d around it.
 ///
 /// `local()` is an array_view of the local part: Tier 0 kernels and Tier 1 expressions run on
-/// it unchanged (`assign(B.local(), 2.f * A.local() + 1.f)`, `B.local() += A.local()`); `shifted(d)` is the section of the
-/// halo-padded storage at offset d (|d_k| <= halo_k), so a stencil over local parts is one
-/// Tier 1 line after exchange_halo() — overlapping sections of one buffer, one stencil operand
-/// to the code generator.
+/// it unchanged (`assign(B.local(), 2.f * A.local() + 1.f)`, `B.local() += A.local()`);
+/// `shifted(d)` is the section of the halo-padded storage at offset d (|d_k| <= halo_k), so a
+/// stencil over local parts is one Tier 1 line after exchange_halo() — overlapping sections of one
+/// buffer, one stencil operand to the code generator.
 ///
 /// \tparam T trivially copyable element type; N rank 1..3
 /// Halos need the block distribution (one block per process along each dimension) and halo
@@ -286,9 +284,8 @@ class distributed_array {
       const index_type smallest = last < bd ? last : bd;
       if (halo[d] > smallest)
         throw shape_error("tessera::mpi::distributed_array: halo " + to_string(halo) +
-                          " is wider than the smallest block along dimension " +
-                          std::to_string(d) + " (" + std::to_string(smallest) + ") of " +
-                          p.describe());
+                          " is wider than the smallest block along dimension " + std::to_string(d) +
+                          " (" + std::to_string(smallest) + ") of " + p.describe());
     }
     local_ = p.local_extent();
     extent<N> padded = local_;
@@ -362,7 +359,8 @@ class distributed_array {
             "tessera::mpi::distributed_array::begin_exchange_halo (MPI_Irecv)");
       ++k;
     });
-    for (auto& msg : x.msgs_) impl::run_box_copy<0>(exec, storage_.view(), msg.send.dev, msg.send_box);
+    for (auto& msg : x.msgs_)
+      impl::run_box_copy(exec, storage_, msg.send.dev, msg.send_box, impl::copy_mode::pack);
     exec.fence();  // packed before MPI reads the buffers
     k = 0;
     for_each_neighbour([&](const index<N>& o, int, int) {
@@ -408,12 +406,13 @@ class distributed_array {
     int k = 0;
     for_each_neighbour([&](const index<N>& o, int, int) {
       auto& g = msgs[static_cast<std::size_t>(k)];
-      check(MPI_Irecv(g.recv.mpi_data(), static_cast<int>(g.edge_box.ext.size()), t, g.peer, tag(-o),
-                      grid().comm(), &reqs[static_cast<std::size_t>(k)]),
+      check(MPI_Irecv(g.recv.mpi_data(), static_cast<int>(g.edge_box.ext.size()), t, g.peer,
+                      tag(-o), grid().comm(), &reqs[static_cast<std::size_t>(k)]),
             "tessera::mpi::distributed_array::fold_halo (MPI_Irecv)");
       ++k;
     });
-    for (auto& g : msgs) impl::run_box_copy<0>(exec, storage_.view(), g.send.dev, g.halo_box);
+    for (auto& g : msgs)
+      impl::run_box_copy(exec, storage_, g.send.dev, g.halo_box, impl::copy_mode::pack);
     exec.fence();
     k = 0;
     for_each_neighbour([&](const index<N>& o, int, int) {
@@ -428,20 +427,11 @@ class distributed_array {
           "tessera::mpi::distributed_array::fold_halo (MPI_Waitall)");
     for (auto& g : msgs) {  // fixed order: the same bits on every run
       g.recv.to_device();
-      switch (op) {
-        case combine::sum:
-          impl::run_box_copy<2>(exec, storage_.view(), g.recv.dev, g.edge_box);
-          break;
-        case combine::max:
-          impl::run_box_copy<3>(exec, storage_.view(), g.recv.dev, g.edge_box);
-          break;
-        case combine::min:
-          impl::run_box_copy<4>(exec, storage_.view(), g.recv.dev, g.edge_box);
-          break;
-        case combine::replace:
-          impl::run_box_copy<1>(exec, storage_.view(), g.recv.dev, g.edge_box);
-          break;
-      }
+      const impl::copy_mode mode = op == combine::sum   ? impl::copy_mode::add
+                                   : op == combine::max ? impl::copy_mode::max
+                                   : op == combine::min ? impl::copy_mode::min
+                                                        : impl::copy_mode::unpack;
+      impl::run_box_copy(exec, storage_, g.recv.dev, g.edge_box, mode);
     }
     exec.fence();
   }
@@ -463,7 +453,8 @@ class distributed_array {
     if (me != root) return {};
     std::vector<T> out(static_cast<std::size_t>(global_extent().size()));
     for (int r = 0; r < grid().size(); ++r)
-      place(grid().coords_of(r), all.data() + displs[static_cast<std::size_t>(r)], out.data(), true);
+      place(grid().coords_of(r), all.data() + displs[static_cast<std::size_t>(r)], out.data(),
+            true);
     return out;
   }
   /// Scatters a row-major array of the global extent held by `root` (`data` is read there
@@ -508,7 +499,7 @@ class distributed_array {
     impl::message_buffer<T> b;
     b.allocate(local_.size(), !host_accessible_memory);
     const execution_space exec;
-    impl::run_box_copy<0>(exec, storage_.view(), b.dev, interior_box());
+    impl::run_box_copy(exec, storage_, b.dev, interior_box(), impl::copy_mode::pack);
     Kokkos::fence();
     b.to_host();
     const T* p = b.mpi_data();
@@ -523,7 +514,7 @@ class distributed_array {
     std::copy(v.begin(), v.end(), b.mpi_data());
     b.to_device();
     const execution_space exec;
-    impl::run_box_copy<1>(exec, storage_.view(), b.dev, interior_box());
+    impl::run_box_copy(exec, storage_, b.dev, interior_box(), impl::copy_mode::unpack);
     Kokkos::fence();
   }
 
@@ -637,7 +628,7 @@ class distributed_array {
       Kokkos::parallel_for(
           "tessera::mpi::boundary_fill",
           Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_type>>(exec, 0, n),
-          impl::boundary_fill<T, N>{storage_.view(), b.lo, b.ext, part_.origin(), halo_,
+          impl::boundary_fill<T, N>{storage_.ref(), b.lo, b.ext, part_.origin(), halo_,
                                     part_.global_extent(), boundary_});
     }
     exec.fence();
@@ -703,7 +694,7 @@ void halo_exchange<T, N>::wait() {
     if (i == MPI_UNDEFINED) break;
     auto& msg = msgs_[static_cast<std::size_t>(i)];
     msg.recv.to_device();
-    impl::run_box_copy<1>(exec_, a_->storage_.view(), msg.recv.dev, msg.recv_box);
+    impl::run_box_copy(exec_, a_->storage_, msg.recv.dev, msg.recv_box, impl::copy_mode::unpack);
   }
   if (m > 0)
     check(MPI_Waitall(m, reqs_.data() + m, MPI_STATUSES_IGNORE),

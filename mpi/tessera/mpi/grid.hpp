@@ -79,7 +79,8 @@ class process_grid {
     MPI_Comm_set_errhandler(cart, MPI_ERRORS_RETURN);
     cart_ = std::make_shared<impl::comm_owner>(cart);
     int c[N];
-    check(MPI_Cart_coords(cart, mpi::rank(cart), N, c), "tessera::mpi::process_grid (MPI_Cart_coords)");
+    check(MPI_Cart_coords(cart, mpi::rank(cart), N, c),
+          "tessera::mpi::process_grid (MPI_Cart_coords)");
     for (int k = 0; k < N; ++k) coords_[k] = c[k];
     for (int k = 0; k < N; ++k) {
       int remain[N];

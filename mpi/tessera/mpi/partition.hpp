@@ -189,8 +189,7 @@ class partition {
       if (global_[d] < 0)
         throw shape_error(std::string(fn) + ": negative global extent " + to_string(global_));
       if (tile_[d] < 1)
-        throw shape_error(std::string(fn) + ": tile " + to_string(tile_) +
-                          " has a size below 1");
+        throw shape_error(std::string(fn) + ": tile " + to_string(tile_) + " has a size below 1");
     }
   }
 

@@ -24,9 +24,8 @@ using dim_perm = std::array<int, static_cast<std::size_t>(N)>;
 /// Positions along source dim d (of the process at source coordinate cs) grouped by the
 /// destination coordinate that owns them.
 template <int N>
-std::vector<std::vector<index_type>> group_positions(const partition<N>& src, int d,
-                                                     index_type cs, const partition<N>& dst,
-                                                     int e) {
+std::vector<std::vector<index_type>> group_positions(const partition<N>& src, int d, index_type cs,
+                                                     const partition<N>& dst, int e) {
   const index_type P = dst.grid().dims()[e];
   std::vector<std::vector<index_type>> out(static_cast<std::size_t>(P));
   const index_type n = src.local_size(d, cs);
@@ -73,17 +72,6 @@ void for_each_moved(const partition<N>& src, const index<N>& cs, const partition
   }
 }
 
-/// Element i of a rank-N view (host code on host memory).
-template <class V, int N>
-decltype(auto) element(const V& v, const index<N>& i) {
-  if constexpr (N == 1)
-    return v(i[0]);
-  else if constexpr (N == 2)
-    return v(i[0], i[1]);
-  else
-    return v(i[0], i[1], i[2]);
-}
-
 template <class T, class U, int N>
 void move_elements(const char* fn, const distributed_array<T, N>& dst,
                    const distributed_array<U, N>& src, const dim_perm<N>& perm) {
@@ -96,8 +84,10 @@ void move_elements(const char* fn, const distributed_array<T, N>& dst,
   int cmp = MPI_UNEQUAL;
   MPI_Comm_compare(ps.grid().comm(), pd.grid().comm(), &cmp);
   if (cmp != MPI_IDENT && cmp != MPI_CONGRUENT)
-    throw shape_error(std::string(fn) + ": source and destination grids are not over the same "
-                      "processes in the same order (" + ps.describe() + ", " + pd.describe() + ")");
+    throw shape_error(std::string(fn) +
+                      ": source and destination grids are not over the same "
+                      "processes in the same order (" +
+                      ps.describe() + ", " + pd.describe() + ")");
   const MPI_Comm comm = ps.grid().comm();
   const int P = ps.grid().size(), me = ps.grid().rank();
   const index<N> cs = ps.grid().coords();
@@ -108,7 +98,7 @@ void move_elements(const char* fn, const distributed_array<T, N>& dst,
   std::vector<U> mine;
   if constexpr (!host_accessible_memory) mine = src.local_to_host();
   Kokkos::fence();
-  const auto sv = src.storage().view();
+  const auto sv = src.storage().ref();
   const index<N> sh = src.halo();
   std::vector<int> scount(static_cast<std::size_t>(P)), sdispl(scount.size() + 1, 0);
   std::vector<T> sendbuf;
@@ -118,7 +108,7 @@ void move_elements(const char* fn, const distributed_array<T, N>& dst,
     for_each_moved(ps, cs, pd, pd.grid().coords_of(r), perm,
                    [&](index_type flat, const index<N>& sl, const index<N>&) {
                      if constexpr (host_accessible_memory)
-                       sendbuf.push_back(static_cast<T>(element(sv, sl + sh)));
+                       sendbuf.push_back(static_cast<T>(sv.at(sl + sh)));
                      else
                        sendbuf.push_back(static_cast<T>(mine[static_cast<std::size_t>(flat)]));
                    });
@@ -141,7 +131,7 @@ void move_elements(const char* fn, const distributed_array<T, N>& dst,
         fn);
   // Unpack in each source's order: on host backends straight into the local part.
   const extent<N> le = dst.local_extent();
-  const auto dv = dst.storage().view();
+  const auto dv = dst.storage().ref();
   const index<N> dh = dst.halo();
   std::vector<T> out;
   if constexpr (!host_accessible_memory) out.resize(static_cast<std::size_t>(le.size()));
@@ -150,7 +140,7 @@ void move_elements(const char* fn, const distributed_array<T, N>& dst,
     for_each_moved(ps, ps.grid().coords_of(r), pd, cd, perm,
                    [&](index_type, const index<N>&, const index<N>& dl) {
                      if constexpr (host_accessible_memory) {
-                       element(dv, dl + dh) = recvbuf[k++];
+                       dv.at(dl + dh) = recvbuf[k++];
                      } else {
                        index_type f = 0;
                        for (int d = 0; d < N; ++d) f = f * le[d] + dl[d];
@@ -207,7 +197,8 @@ std::string explain_redistribute(const distributed_array<T, N>& dst,
   for (int r = 0; r < ps.grid().size(); ++r) {
     index_type c = 0;
     impl::for_each_moved(ps, ps.grid().coords(), pd, pd.grid().coords_of(r),
-                         impl::identity_perm<N>(), [&](index_type, const index<N>&, const index<N>&) { ++c; });
+                         impl::identity_perm<N>(),
+                         [&](index_type, const index<N>&, const index<N>&) { ++c; });
     if (c > 0) {
       os << " " << c * static_cast<index_type>(sizeof(T)) << " bytes to rank " << r << ";";
       ++messages;
