@@ -161,6 +161,49 @@ TEST_CASE("float sums accumulate in double: every prefix within one float roundi
   CHECK(worst <= 1.0);
 }
 
+TEST_CASE("outputs larger than the caches are streamed out and stay exact") {
+  // 32 MiB and more of output that the scan does not read: CPU plans stream the stores (from
+  // registers, after the first 64-byte boundary of the destination)
+  const auto t = backends::backend<execution_space>::make_target();
+  const long n = long(t.streaming_store_min_bytes > 0 ? t.streaming_store_min_bytes : 32 << 20) /
+                     long(sizeof(int)) +
+                 13;
+  const auto v = random_ints<int>(std::size_t(n), 0, 3);
+  const array<int, 1> a(extent<1>(n), v.begin(), v.end());
+  if (!t.thread_per_logical && t.streaming_store_min_bytes > 0)
+    CHECK(plan(scan_kind::inclusive, a).kernels.at(0).streaming_stores);
+  const auto ref = line_scan(v, extent<1>(n), 0, std::plus<>{}, false, 0);
+  const auto refx = line_scan(v, extent<1>(n), 0, std::plus<>{}, true, 0);
+  CHECK(inclusive_scan(a).to_vector() == ref);
+  CHECK(exclusive_scan(a).to_vector() == refx);
+  // a destination that starts off a 64-byte boundary (a section at element 3)
+  array<int, 1> big(extent<1>(n + 8));
+  auto dst = big.section(tessera::index<1>(3), extent<1>(n));
+  inclusive_scan(a, dst, 0, tessera::plus<>{});
+  CHECK(dst.to_vector() == ref);
+  exclusive_scan(a, dst, 0, 0, tessera::plus<>{});
+  CHECK(dst.to_vector() == refx);
+  inclusive_scan(a, dst, 0, tessera::maximum<>{});
+  CHECK(dst.to_vector() ==
+        line_scan(
+            v, extent<1>(n), 0, [](int p, int q) { return std::max(p, q); }, false, 0));
+  // float data, double accumulation: within one float rounding of the exact prefix
+  std::vector<float> f(static_cast<std::size_t>(n));
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (auto& x : f) x = u(tt::rng());
+  const array<float, 1> fa(extent<1>(n), f.begin(), f.end());
+  const auto got = inclusive_scan(fa).to_vector();
+  long double s = 0, m = 0;
+  double worst = 0;
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    s += f[i];
+    m += std::fabs(f[i]);
+    const long double tol = std::fabs(s) * 0x1p-24L + (n + 1) * 0x1p-52L * m + 1e-30L;
+    worst = std::max(worst, double(std::fabs(got[i] - s) / tol));
+  }
+  CHECK(worst <= 1.0);
+}
+
 TEST_CASE("a non-commutative operator keeps the order of every line") {
   for (int r = 0; r < 3; ++r) {
     const auto x = random_extent<2>(60);

@@ -26,19 +26,22 @@ namespace tessera::backends::host {
 
 #if defined(TESSERA_HOST_SHUFFLE)
 namespace scan_impl {
-/// Lane j of the step that shifts by s, from (identity, x): the identity below s, x's lane
-/// j - s from s.
-constexpr int shifted_lane(int j, int s, int w) {
-  return j < s ? j : w + j - s;
+/// Lane j of step s (a power of two) of a Sklansky scan, from (identity, x): lanes whose bit s
+/// is set take the last lane of the lower half of their block of 2s lanes, the others the
+/// identity.
+constexpr int sklansky_lane(int j, int s, int w) {
+  return (j & s) ? w + (j & ~(2 * s - 1)) + s - 1 : j;
 }
 template <int S, int W, class V, class Op, std::size_t... J>
 TESSERA_HOST_FORCEINLINE V scan_step(const V& x, const V& id, const Op& op,
                                      std::index_sequence<J...>) {
-  return op(x, __builtin_shufflevector(id, x, shifted_lane(int(J), S, W)...));
+  return op(__builtin_shufflevector(id, x, sklansky_lane(int(J), S, W)...), x);
 }
 /// Inclusive scan of the W lanes of x with op, lane 0 first: after the step by s, lane j
-/// holds the combination of lanes max(0, j - 2s + 1) .. j (Hillis-Steele, in registers; the
-/// lanes shifted in are op's identity).
+/// holds the combination of lanes (j & ~(2s - 1)) .. j (Sklansky's scan in registers: each step
+/// adds the last lane of a block's lower half to its upper half; the lanes of the lower halves
+/// combine with op's identity). The shuffles of the first steps stay inside 128-bit lanes or
+/// broadcast one lane, which CPUs run faster than general two-source permutations.
 template <int S, int W, class V, class Op>
 TESSERA_HOST_FORCEINLINE V scan_lanes(V x, const V& id, const Op& op) {
   if constexpr (S < W) {
@@ -69,6 +72,56 @@ template <int W, class V, std::size_t... J>
 TESSERA_HOST_FORCEINLINE V exclusive_lanes(const V& c, const V& s, std::index_sequence<J...>) {
   return __builtin_shufflevector(c, s, (J == 0 ? 0 : W + int(J) - 1)...);
 }
+/// Loads W elements of T from p converted to A (a vector V of W lanes of A). GCC 12 splits a
+/// widening `__builtin_convertvector` from float to double into halves, converted one by one
+/// and joined again (four operations instead of one, on the scan's busiest execution port);
+/// where the build has x86 AVX or AVX-512 the one conversion instruction is asked for by name,
+/// elsewhere the generic conversion stands.
+template <class V, class T, class A, int W>
+TESSERA_HOST_FORCEINLINE V load_as(const T* p) {
+  if constexpr (std::is_same_v<T, A>) {
+    return simd::load<V>(p);
+  } else {
+#if defined(TESSERA_HOST_X86_SIMD)
+    if constexpr (std::is_same_v<T, float> && std::is_same_v<A, double>) {
+#if defined(__AVX512F__)
+      if constexpr (W == 8) return reinterpret_cast<V>(_mm512_cvtps_pd(_mm256_loadu_ps(p)));
+#endif
+      if constexpr (W == 4) return reinterpret_cast<V>(_mm256_cvtps_pd(_mm_loadu_ps(p)));
+    }
+#endif
+    return __builtin_convertvector(simd::load<simd::vec<T, W>>(p), V);
+  }
+}
+/// Whether a vector of `Bytes` bytes can be stored with one non-temporal store in this build.
+template <std::size_t Bytes>
+inline constexpr bool streamable_vector =
+#if defined(TESSERA_HOST_X86_SIMD)
+    Bytes == 32 || (Bytes == 64 && simd::bytes >= 64);
+#else
+    false;
+#endif
+/// Stores the W lanes of x, converted to T, to p; with `Stream` (p aligned to the vector's
+/// size) by a non-temporal store, which writes the line without reading it first.
+template <class T, int W, bool Stream = false, class V>
+TESSERA_HOST_FORCEINLINE void store_as(T* p, const V& x) {
+  using VT = simd::vec<T, W>;
+  VT y;
+  if constexpr (std::is_same_v<V, VT>)
+    y = x;
+  else
+    y = __builtin_convertvector(x, VT);
+#if defined(TESSERA_HOST_X86_SIMD)
+  if constexpr (Stream && sizeof(VT) == 64 && simd::bytes >= 64) {
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(p), reinterpret_cast<__m512i>(y));
+    return;
+  } else if constexpr (Stream && sizeof(VT) == 32) {
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(p), reinterpret_cast<__m256i>(y));
+    return;
+  }
+#endif
+  simd::store(p, y);
+}
 template <int W, class V, std::size_t... J>
 TESSERA_HOST_FORCEINLINE V last_lane(const V& x, std::index_sequence<J...>) {
   return __builtin_shufflevector(x, x, (int(J) * 0 + W - 1)...);
@@ -90,64 +143,49 @@ inline constexpr bool vector_scan =
 /// is double: the result is the exact prefix sum rounded once to float, up to n * 2^-53 of the sum
 /// of magnitudes; the identity fills the lanes a step shifts in, so a prefix that is -0.0 may come
 /// out as +0.0). The carry chain is one combine per W elements. in and out may be the same pointer.
-template <bool Exclusive, int W, class T, class A, class Op>
+template <bool Exclusive, int W, bool Stream, class T, class A, class Op>
 requires vector_scan<T, A, Op> TESSERA_HOST_FORCEINLINE void scan_block(const T* in, T* out,
                                                                         index_type n, A& acc,
                                                                         const Op&) {
   using op_t = ops::canonical_reduction<Op>;
   const op_t op{};
   using V = simd::vec<A, W>;
-  using VT = simd::vec<T, W>;
   V c, id;  // every lane the carry; every lane the identity
   for (int l = 0; l < W; ++l) {
     c[l] = acc;
     id[l] = scan_impl::identity<Op, A>();
   }
   auto load = [&](index_type k) {
-    if constexpr (std::is_same_v<T, A>)
-      return simd::load<V>(in + k);
-    else
-      return __builtin_convertvector(simd::load<VT>(in + k), V);
+    return scan_impl::load_as<V, T, A, W>(in + k);
   };
   auto store = [&](index_type k, const V& v) {
-    if constexpr (std::is_same_v<T, A>)
-      simd::store(out + k, v);
-    else
-      simd::store(out + k, __builtin_convertvector(v, VT));
+    scan_impl::store_as<T, W, Stream>(out + k, v);
   };
   index_type j = 0;
-  // Two registers a step: their lanes are scanned independently, the second's carry is the
-  // first's plus the carry, and the next carry adds both registers' totals at once, so the
-  // chain from one step to the next is one combine per 2W elements.
+  // Two registers a step, scanned as one run of 2W lanes (the second register combines with
+  // the first's last lane); both then combine with the carry, and the next carry is the carry
+  // combined with the run's last lane: the chain from one step to the next is one combine per
+  // 2W elements.
   for (; j + 2 * W <= n; j += 2 * W) {
     const V x0 = scan_impl::scan_lanes<1, W>(load(j), id, op);
-    const V x1 = scan_impl::scan_lanes<1, W>(load(j + W), id, op);
-    const V l0 = scan_impl::last_lane<W>(x0, std::make_index_sequence<W>{});
-    const V l1 = scan_impl::last_lane<W>(x1, std::make_index_sequence<W>{});
-    const V c1 = op(c, l0);
-    V s0 = op(c, x0), s1 = op(c1, x1);
+    const V x1 = op(scan_impl::last_lane<W>(x0, std::make_index_sequence<W>{}),
+                    scan_impl::scan_lanes<1, W>(load(j + W), id, op));
+    V s0 = op(c, x0), s1 = op(c, x1);
     if constexpr (Exclusive) {
+      const V c1 = op(c, scan_impl::last_lane<W>(x0, std::make_index_sequence<W>{}));
       s0 = scan_impl::exclusive_lanes<W>(c, s0, std::make_index_sequence<W>{});
       s1 = scan_impl::exclusive_lanes<W>(c1, s1, std::make_index_sequence<W>{});
     }
-    c = op(c, op(l0, l1));
+    c = op(c, scan_impl::last_lane<W>(x1, std::make_index_sequence<W>{}));
     store(j, s0);
     store(j + W, s1);
   }
   for (; j + W <= n; j += W) {
-    V x;
-    if constexpr (std::is_same_v<T, A>)
-      x = simd::load<V>(in + j);
-    else
-      x = __builtin_convertvector(simd::load<VT>(in + j), V);
-    x = scan_impl::scan_lanes<1, W>(x, id, op);
+    const V x = scan_impl::scan_lanes<1, W>(load(j), id, op);
     V s = op(c, x);
     if constexpr (Exclusive) s = scan_impl::exclusive_lanes<W>(c, s, std::make_index_sequence<W>{});
     c = op(c, scan_impl::last_lane<W>(x, std::make_index_sequence<W>{}));
-    if constexpr (std::is_same_v<T, A>)
-      simd::store(out + j, s);
-    else
-      simd::store(out + j, __builtin_convertvector(s, VT));
+    store(j, s);
   }
   A a = c[0];
   for (; j < n; ++j) {
@@ -186,25 +224,34 @@ inline bool full_width_shuffles() {
 /// for the carry. Vectors of the widest kind when the CPU shuffles them whole (a Zen 5 core:
 /// float data with a double carry, 2^20 elements, 30 GB/s in 8 lanes against 24 in 4), of 32
 /// bytes when it splits them in halves (a Zen 4 core: 2.2 G/s in 4 lanes, 1.95 G/s in 8).
+/// Calls f(std::integral_constant<int, W>{}) with the W chosen for accumulator A.
+template <class A, class F>
+TESSERA_HOST_FORCEINLINE void with_scan_width(F&& f) {
+  constexpr int wide = simd::lanes<A>;
+  if constexpr (wide * int(sizeof(A)) > 32) {
+    if (full_width_shuffles())
+      f(std::integral_constant<int, wide>{});
+    else
+      f(std::integral_constant<int, 32 / int(sizeof(A))>{});
+  } else {
+    f(std::integral_constant<int, wide>{});
+  }
+}
+
 template <bool Exclusive, class T, class A, class Op>
 requires vector_scan<T, A, Op> TESSERA_HOST_FORCEINLINE void scan_block(const T* in, T* out,
                                                                         index_type n, A& acc,
                                                                         const Op& op) {
-  constexpr int wide = simd::lanes<A>;
-  if constexpr (wide * int(sizeof(A)) > 32) {
-    if (full_width_shuffles())
-      scan_block<Exclusive, wide>(in, out, n, acc, op);
-    else
-      scan_block<Exclusive, 32 / int(sizeof(A))>(in, out, n, acc, op);
-  } else {
-    scan_block<Exclusive, wide>(in, out, n, acc, op);
-  }
+  with_scan_width<A>(
+      [&](auto w) { scan_block<Exclusive, decltype(w)::value, false>(in, out, n, acc, op); });
 }
 
-/// scan_block with the output written in whole 64-byte lines by streaming stores when
-/// `stream` (outputs larger than the caches, not read by the scan: no read-for-ownership, 2
-/// transfers per element instead of 3): each 256 elements are scanned into an L1 buffer, then
-/// streamed; a store fence ends the run.
+/// scan_block with the output written by streaming stores when `stream` (outputs larger than
+/// the caches, not read by the scan: no read-for-ownership, 2 transfers per element instead of
+/// 3). Up to the first 64-byte boundary of out the stores are ordinary; after it each register
+/// of results is streamed as it is computed where the build has a non-temporal store of its
+/// size (x86 AVX, AVX-512), else each 256 elements are scanned into an L1 buffer and streamed
+/// in whole lines. A store fence ends the run.
 template <bool Exclusive, class T, class A, class Op>
 requires vector_scan<T, A, Op>
 void scan_run(const T* in, T* out, index_type n, A& acc, const Op& op, bool stream) {
@@ -217,14 +264,21 @@ void scan_run(const T* in, T* out, index_type n, A& acc, const Op& op, bool stre
   const index_type head =
       index_type((64 - reinterpret_cast<std::uintptr_t>(out) % 64) % 64 / sizeof(T));
   scan_block<Exclusive>(in, out, head, acc, op);
-  index_type j = head;
-  alignas(64) T buf[L];
-  for (; j + L <= n; j += L) {
-    scan_block<Exclusive>(in + j, buf, L, acc, op);
-    for (index_type b = 0; b < L; b += index_type(64 / sizeof(T)))
-      stream_line(out + j + b, buf + b);
-  }
-  scan_block<Exclusive>(in + j, out + j, n - j, acc, op);
+  with_scan_width<A>([&](auto w) {
+    constexpr int W = decltype(w)::value;
+    if constexpr (scan_impl::streamable_vector<W * sizeof(T)>) {
+      scan_block<Exclusive, W, true>(in + head, out + head, n - head, acc, op);
+    } else {
+      index_type j = head;
+      alignas(64) T buf[L];
+      for (; j + L <= n; j += L) {
+        scan_block<Exclusive, W, false>(in + j, buf, L, acc, op);
+        for (index_type b = 0; b < L; b += index_type(64 / sizeof(T)))
+          stream_line(out + j + b, buf + b);
+      }
+      scan_block<Exclusive, W, false>(in + j, out + j, n - j, acc, op);
+    }
+  });
   store_fence();
 }
 #endif
