@@ -66,11 +66,11 @@ constexpr A identity() {
       return A(0);
   }
 }
-/// Lane 0: carry c; lane j: s's lane j - 1 (an inclusive scan's lanes shifted into an
+/// Lane 0: c's lane First; lane j: s's lane j - 1 (an inclusive scan's lanes shifted into an
 /// exclusive one).
-template <int W, class V, std::size_t... J>
+template <int W, int First = 0, class V, std::size_t... J>
 TESSERA_HOST_FORCEINLINE V exclusive_lanes(const V& c, const V& s, std::index_sequence<J...>) {
-  return __builtin_shufflevector(c, s, (J == 0 ? 0 : W + int(J) - 1)...);
+  return __builtin_shufflevector(c, s, (J == 0 ? First : W + int(J) - 1)...);
 }
 /// Loads W elements of T from p converted to A (a vector V of W lanes of A). GCC 12 splits a
 /// widening `__builtin_convertvector` from float to double into halves, converted one by one
@@ -170,11 +170,15 @@ requires vector_scan<T, A, Op> TESSERA_HOST_FORCEINLINE void scan_block(const T*
     const V x0 = scan_impl::scan_lanes<1, W>(load(j), id, op);
     const V x1 = op(scan_impl::last_lane<W>(x0, std::make_index_sequence<W>{}),
                     scan_impl::scan_lanes<1, W>(load(j + W), id, op));
-    V s0 = op(c, x0), s1 = op(c, x1);
+    V s0, s1;
     if constexpr (Exclusive) {
-      const V c1 = op(c, scan_impl::last_lane<W>(x0, std::make_index_sequence<W>{}));
-      s0 = scan_impl::exclusive_lanes<W>(c, s0, std::make_index_sequence<W>{});
-      s1 = scan_impl::exclusive_lanes<W>(c1, s1, std::make_index_sequence<W>{});
+      // Each lane takes the run's value one lane down (lane 0 of the first register the
+      // identity, of the second the first's last lane), then the carry.
+      s0 = op(c, scan_impl::exclusive_lanes<W>(id, x0, std::make_index_sequence<W>{}));
+      s1 = op(c, scan_impl::exclusive_lanes<W, W - 1>(x0, x1, std::make_index_sequence<W>{}));
+    } else {
+      s0 = op(c, x0);
+      s1 = op(c, x1);
     }
     c = op(c, scan_impl::last_lane<W>(x1, std::make_index_sequence<W>{}));
     store(j, s0);
