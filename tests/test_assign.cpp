@@ -438,6 +438,122 @@ TEST_CASE("star stencils of radius 1-4 as one kernel, full grid with boundaries"
     }
 }
 
+TEST_CASE("stencil operands: staged in team scratch under the GPU mapping, same values") {
+  const auto t = backends::backend<execution_space>::make_target();
+  // A box stencil with a weight per offset (every neighbour distinguishable), every boundary,
+  // ranks 1-3, extents that are not tile multiples, 1 and empty; two constant boundaries of
+  // different values on one array; a shift of an expression and a shift of a shift beside them.
+  auto check = [&](auto e, int R, boundary::policy bc) {
+    constexpr int N = decltype(e)::rank;
+    CAPTURE(to_string(e));
+    CAPTURE(R);
+    CAPTURE(boundary::to_string(bc.k));
+    const auto v = ints(e);
+    const array<double, N> A(e, v.begin(), v.end());
+    array<double, N> B(e);
+    std::vector<double> want(v.size(), 0.0);
+    tessera::index<N> o;
+    // offsets: +-k along each dimension, and the all-(+k) diagonal
+    std::vector<tessera::index<N>> offs;
+    for (int k = 1; k <= R; ++k)
+      for (int d = 0; d < N; ++d) {
+        tessera::index<N> p, m;
+        p[d] = k;
+        m[d] = -k;
+        offs.push_back(p);
+        offs.push_back(m);
+      }
+    for (int d = 0; d < N; ++d) o[d] = R;
+    offs.push_back(o);
+    auto ref = [&](std::size_t q) {
+      double w = 0;
+      for (std::size_t s = 0; s < offs.size(); ++s)
+        w += double(s + 1) * ref_shift(v, e, offs[s], bc)[q];
+      return w;
+    };
+    // star + diagonal, written out to the radius (the expression type depends on it)
+    auto S = [&](std::size_t s) {
+      return double(s + 1) * shift(A, offs[s], bc);
+    };
+    if (R == 1 && N == 1)
+      B = S(0) + S(1) + S(2);
+    else if (R == 1 && N == 2)
+      B = S(0) + S(1) + S(2) + S(3) + S(4);
+    else if (R == 1 && N == 3)
+      B = S(0) + S(1) + S(2) + S(3) + S(4) + S(5) + S(6);
+    else if (R == 2 && N == 2)
+      B = S(0) + S(1) + S(2) + S(3) + S(4) + S(5) + S(6) + S(7) + S(8);
+    else
+      return;
+    const auto got = B.to_vector();
+    for (std::size_t q = 0; q < v.size(); ++q) {
+      CAPTURE(q);
+      CHECK(got[q] == doctest::Approx(ref(q)).epsilon(1e-12));
+    }
+  };
+  for (const auto& bc : policies) {
+    for (long n : {0L, 1L, 7L, 256L, 300L}) check(extent<1>(n), 1, bc);
+    for (auto x : {extent<2>(1, 1), extent<2>(9, 33), extent<2>(37, 70), extent<2>(3, 2)}) {
+      check(x, 1, bc);
+      check(x, 2, bc);
+    }
+    for (auto x : {extent<3>(2, 5, 40), extent<3>(5, 9, 3)}) check(x, 1, bc);
+  }
+
+  const extent<2> e(37, 70);
+  const auto v = ints(e);
+  const array<double, 2> A(e, v.begin(), v.end());
+  array<double, 2> B(e);
+  using ix = tessera::index<2>;
+  // two constant boundaries of one array (one box: each shift keeps its value), a shift of an
+  // expression (A * 2: not an array, read per element) and a shift of a shift (not staged)
+  B = shift(A, ix(0, 1), boundary::constant(1)) + shift(A, ix(0, -1), boundary::constant(2)) +
+      shift(A * 2.0, ix(1, 0), boundary::zero) +
+      shift(shift(A, ix(1, 0), boundary::clamp), ix(0, 1), boundary::clamp);
+  const auto a1 = ref_shift(v, e, ix(0, 1), boundary::constant(1)),
+             a2 = ref_shift(v, e, ix(0, -1), boundary::constant(2)),
+             a3 = ref_shift(v, e, ix(1, 0), boundary::zero),
+             inner = ref_shift(v, e, ix(1, 0), boundary::clamp),
+             a4 = ref_shift(inner, e, ix(0, 1), boundary::clamp);
+  const auto got = B.to_vector();
+  for (std::size_t q = 0; q < v.size(); ++q) CHECK(got[q] == a1[q] + a2[q] + 2 * a3[q] + a4[q]);
+
+  // The plan: under the GPU mapping a team per 8 x 32 tile, A's box in scratch, one barrier;
+  // on CPUs the rows kernel reading A (cached rows).
+  const auto star = shift(A, ix(0, 1), boundary::clamp) + shift(A, ix(0, -2), boundary::clamp) +
+                    shift(A, ix(1, 0), boundary::clamp) + shift(A, ix(-1, 0), boundary::clamp);
+  const auto p = plan(B, star);
+  REQUIRE(p.kernels.size() == 1);
+  const auto& k = p.kernels[0];
+  const std::string text = codegen::to_string(p);
+  CAPTURE(text);
+  if (t.thread_per_logical) {
+    CHECK(k.policy == "TeamPolicy");
+    CHECK(k.tile == std::vector<std::int64_t>{8, 32});
+    CHECK(k.league_size == 5 * 3);
+    REQUIRE(k.stencil_stages.size() == 1);
+    const auto& st = k.stencil_stages[0];
+    CHECK(st.shifts.size() == 4);
+    CHECK(st.box == std::vector<std::int64_t>{8 + 2, 32 + 3});
+    CHECK(st.bytes == std::size_t(10 * 35) * sizeof(double));
+    CHECK(k.scratch_bytes[0] >= st.bytes);
+    CHECK(k.barriers.size() == 1);
+    CHECK(has(text, "A (tile + halo) : double[10x35] -> scratch"));
+    CHECK(has(text, "4 shifts read it, halo -1..+1 x -2..+1, boundary clamp"));
+    B = star;  // launched as planned (the launcher checks scratch and barriers against the plan)
+  } else {
+    CHECK(k.stencil_stages.empty());
+    CHECK(k.policy == "RangePolicy");
+  }
+  const auto ws = ref_shift(v, e, ix(0, 1), boundary::clamp);
+  const auto ww = ref_shift(v, e, ix(0, -2), boundary::clamp);
+  const auto wn = ref_shift(v, e, ix(1, 0), boundary::clamp);
+  const auto wq = ref_shift(v, e, ix(-1, 0), boundary::clamp);
+  B = star;
+  const auto g2 = B.to_vector();
+  for (std::size_t q = 0; q < v.size(); ++q) CHECK(g2[q] == ws[q] + ww[q] + wn[q] + wq[q]);
+}
+
 TEST_CASE("shift of non-elementwise operands, aliasing destinations, interior updates") {
   const auto ea = tt::small_ints(13, 9);
   array<double, 2> A = tt::make<double>(ea);

@@ -180,6 +180,7 @@ int build(const E& e, expr_graph& g, name_table& names, const tessera::impl::cap
       n.label = names.of(b.data);
       n.with_output = classify(b, dst);
       n.contiguous = contiguous(b);
+      for (int d = 0; d < b.rank; ++d) n.strides.push_back(b.stride[d]);
     } else {
       n.label = e.label();
     }
@@ -223,14 +224,18 @@ inline constexpr int fingerprint_size = 8 * node_count<E>() + 1;
 
 /// Everything a plan of `e` depends on besides its type: per node its extent (3), schedule (3),
 /// and for terminals how they overlap `dst` and whether they are contiguous; per terminal its
-/// buffer identity class (which terminals share memory); last, the destination's element type
-/// (its type-name function: one per type). No allocation.
+/// buffer identity class (which terminals share memory and strides); last, the destination's
+/// element type (its type-name function: one per type). No allocation.
 template <class E>
 std::array<std::int64_t, fingerprint_size<E>> fingerprint(
     const E& e, const tessera::impl::captured_buffer* dst) {
   std::array<std::int64_t, fingerprint_size<E>> key{};
   int k = 0;
-  const void* seen[node_count<E>()] = {};
+  struct memory_class {
+    const void* data;
+    index_type stride[3];
+  };
+  memory_class seen[node_count<E>()] = {};
   int nseen = 0;
   auto visit = [&](const auto& self, const auto& n) -> void {
     using N = std::remove_cvref_t<decltype(n)>;
@@ -242,9 +247,15 @@ std::array<std::int64_t, fingerprint_size<E>> fingerprint(
     if constexpr (N::traits.kind == node_kind::terminal) {
       const auto b = n.a.describe_memory();
       key[k + 6] = static_cast<std::int64_t>(classify(b, dst)) * 2 + (contiguous(b) ? 1 : 0);
-      int cls = 0;  // the first terminal with the same memory (names in plans)
-      while (cls < nseen && seen[cls] != b.data) ++cls;
-      if (cls == nseen) seen[nseen++] = b.data;
+      // The first terminal with the same memory (names in plans) and the same strides (the
+      // same elements at every index: stencil operands staged once).
+      int cls = 0;
+      auto same = [&](const memory_class& m) {
+        return m.data == b.data && m.stride[0] == b.stride[0] && m.stride[1] == b.stride[1] &&
+               m.stride[2] == b.stride[2];
+      };
+      while (cls < nseen && !same(seen[cls])) ++cls;
+      if (cls == nseen) seen[nseen++] = {b.data, {b.stride[0], b.stride[1], b.stride[2]}};
       key[k + 7] = cls;
     } else if constexpr (requires { n.plan_key(); }) {
       const auto pk = n.plan_key();

@@ -37,6 +37,9 @@ struct graph_node {
   overlap with_output = overlap::none;
   /// Terminals: every row contiguous with the next (the buffer is one contiguous block).
   bool contiguous = true;
+  /// Terminals: the stride of each dimension in elements (two terminals with one label and
+  /// equal strides read the same elements at every index).
+  std::vector<std::int64_t> strides;
   /// Shifts: the offset per dimension and the boundary policy's name.
   std::vector<std::int64_t> offset;
   std::string boundary;

@@ -101,6 +101,19 @@ struct gemm_params : gemm_blocking {
   std::string origin;         ///< "cache sizes", "tuned", "set by the caller"
 };
 
+/// A stencil operand staged in team scratch by an elementwise kernel under the GPU mapping:
+/// every shift of one array (same buffer, strides and boundary policy) in the kernel reads the
+/// team's box of that array, the output tile grown by the shifts' halo, loaded once (boundary
+/// policy applied) before a barrier.
+struct stencil_stage {
+  std::string operand;                ///< the array's name in the plan ("A")
+  std::vector<int> shifts;            ///< the shift nodes (pre-order ids) reading the box
+  std::vector<std::int64_t> lo, hi;   ///< smallest and largest offset per dimension
+  std::vector<std::int64_t> box;      ///< tile + hi - lo per dimension (elements)
+  std::string boundary;               ///< the shifts' boundary policy
+  std::size_t offset = 0, bytes = 0;  ///< the box in the team's scratch (level 0)
+};
+
 /// One kernel launch (a Kokkos TeamPolicy, or a range policy for simple kernels).
 struct kernel_plan {
   std::string name;  ///< e.g. "parallel_for_each<16,16>"
@@ -127,8 +140,10 @@ struct kernel_plan {
   int staged_ld = 0;              ///< staged transpose: leading dimension of a staged tile
   bool streaming_stores = false;  ///< CPU: outputs written with non-temporal stores
   bool flat_index = true;         ///< elementwise: every operand contiguous (one flat loop)
-  int rows_per_team = 1;          ///< tile_reduce: output rows advancing together in one team
-  int line_bytes = 0;             ///< tile_reduce on CPUs: bytes of each input row per line
+  /// elementwise under the GPU mapping: stencil operands staged in scratch, a team per tile
+  std::vector<stencil_stage> stencil_stages;
+  int rows_per_team = 1;   ///< tile_reduce: output rows advancing together in one team
+  int line_bytes = 0;      ///< tile_reduce on CPUs: bytes of each input row per line
   int prefetch_lines = 0;  ///< tile_reduce on CPUs: loads prefetch this many lines ahead into L2
   /// staged transpose on CPUs: consecutive tiles down a column of the output that one team
   /// walks (one store fence per team when streaming).

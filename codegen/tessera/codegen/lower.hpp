@@ -9,6 +9,7 @@
 #include <tessera/codegen/passes/fusion.hpp>
 #include <tessera/codegen/passes/phases.hpp>
 #include <tessera/codegen/passes/scratch.hpp>
+#include <tessera/codegen/passes/stencil.hpp>
 #include <tessera/codegen/passes/threads.hpp>
 
 #include <algorithm>
@@ -165,6 +166,8 @@ inline lowered lower(const expr_graph& g, const target& t) {
     k.buffers.push_back({ks.writes_temporary ? "tmp" + std::to_string(ks.root) : "out",
                          stored_dtype(g, ks.root, ks.writes_temporary), memory_space_kind::global,
                          0, 0, "output"});
+    // 6. stencil operands staged in scratch (elementwise kernels under the GPU mapping)
+    plan_stencil_staging(k, g, out.fusion, ks, t);
     k.notes.insert(k.notes.begin(), body.notes.begin(), body.notes.end());
     if (!ks.writes_temporary && out.fusion.output_aliases_input)
       k.notes.push_back("computed into a temporary, then copied to the output: " +

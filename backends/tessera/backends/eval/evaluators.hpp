@@ -8,6 +8,8 @@
 ///    is contiguous, `kernel_plan` of the elementwise family);
 ///  * `ev.at(c, idx)` — element at index<N> idx; rank 2 also `ev.at(c, i, j)`;
 ///  * `ev.visit_staged(f)` — calls f(t) for every transpose staged by this kernel;
+///  * `ev.visit_stencil(f)` — calls f(s) for each stencil operand box this kernel stages (the
+///    shift that loads it: `s.box_elements()`, `s.stage_element(c, e)`);
 ///  * `ev.visit_shifts(o, f)` — calls f(offset, extent) for every shift evaluated inline, with
 ///    its offset from the index being computed (o plus the offsets of the shifts above it)
 ///    and its operand's extent.
@@ -17,12 +19,15 @@
 #pragma once
 
 #include <tessera/codegen/build_graph.hpp>
+#include <tessera/codegen/kernel_plan.hpp>
 #include <tessera/codegen/passes/fusion.hpp>
 #include <tessera/dsl/expr/nodes.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <new>
+#include <type_traits>
+#include <vector>
 
 namespace tessera::backends::eval {
 
@@ -42,10 +47,20 @@ struct ectx {
   /// Every shift evaluated with this context reads inside its operand (the CPU rows kernel
   /// proved it for the columns it evaluates so): no boundary tests.
   static constexpr bool interior = Interior;
+  /// Shifts with a staged box read it (stencil_ctx).
+  static constexpr bool stencil = false;
   Acc acc{};
   void* staged[S] = {};
   int ld = 0;
   index_type oi = 0, oj = 0;
+};
+
+/// The context of a staged stencil kernel: staged[k] is stencil stage k's box in team scratch,
+/// origin the first index of the team's output tile.
+template <int S>
+struct stencil_ctx : ectx<char, S> {
+  static constexpr bool stencil = true;
+  index_type origin[3] = {0, 0, 0};
 };
 
 /// A temporary holding the value of a materialized node (rank 2, contiguous), by node id.
@@ -65,6 +80,8 @@ struct build_ctx {
   node_role root_role = node_role::inline_elementwise;
   const temp_slot* temps;  ///< per node id
   const int* slot;         ///< per node id: staged slot of a staged transpose
+  /// The kernel's staged stencil operands (plan.stencil_stages; nullptr: none).
+  const std::vector<codegen::stencil_stage>* stencil = nullptr;
   node_role role(int id) const { return id == root ? root_role : roles[id]; }
 };
 
@@ -122,6 +139,8 @@ struct eval<terminal<A>> {
   TESSERA_INLINE void visit_staged(F&&) const {}
   template <class O, class F>
   TESSERA_INLINE void visit_shifts(const O&, F&&) const {}
+  template <class F>
+  TESSERA_INLINE void visit_stencil(F&&) const {}
 };
 
 template <class T>
@@ -145,6 +164,8 @@ struct eval<scalar_node<T>> {
   TESSERA_INLINE void visit_staged(F&&) const {}
   template <class O, class F>
   TESSERA_INLINE void visit_shifts(const O&, F&&) const {}
+  template <class F>
+  TESSERA_INLINE void visit_stencil(F&&) const {}
 };
 
 /// A copy of functor F that is default constructible and assignable, as evaluators must be
@@ -207,40 +228,79 @@ struct eval<generate_node<F, N>> {
   TESSERA_INLINE void visit_staged(G&&) const {}
   template <class O, class G>
   TESSERA_INLINE void visit_shifts(const O&, G&&) const {}
+  template <class G>
+  TESSERA_INLINE void visit_stencil(G&&) const {}
 };
 
-/// A shift: the operand's evaluator read at i + offset, with the boundary policy outside.
+/// A shift: the operand's evaluator read at i + offset, with the boundary policy outside. In a
+/// staged stencil kernel (the plan's stencil_stages list this shift) it reads the team's box
+/// of its operand instead, which one shift of the stage (the leader) loads.
 template <class A>
 struct eval<shift_node<A>> {
   static constexpr int N = A::rank;
   using T = typename A::value_type;
+  using V = std::remove_const_t<T>;
   eval<A> a;
   index<N> off;
   extent<N> ext;
   boundary::kind k = boundary::kind::zero;
   T value{};
+  int stage = -1;       ///< the stencil stage whose box this shift reads (-1: none)
+  bool leader = false;  ///< this shift loads the box
+  index<N> box_lo;      ///< the box's first element, relative to the tile origin
+  extent<N> box;        ///< the box's extent
   eval() = default;
   eval(const shift_node<A>& e, int id, const build_ctx& b)
       : a(make_eval(e.a, child_id<0, shift_node<A>>(id), b)),
         off(e.offset),
         ext(e.a.get_extent()),
         k(e.bc.k),
-        value(static_cast<T>(e.bc.value)) {}
-  template <class C>
-  TESSERA_FORCEINLINE T at(const C& c, const index<N>& i) const {
-    if constexpr (C::interior) return T(a.at(c, i + off));
-    index<N> j;
-    bool in = true;
-    for (int d = 0; d < N; ++d) {
-      j[d] = i[d] + off[d];
-      in = in && j[d] >= 0 && j[d] < ext[d];
+        value(static_cast<T>(e.bc.value)) {
+    if (!b.stencil) return;
+    for (std::size_t s = 0; s < b.stencil->size(); ++s) {
+      const auto& st = (*b.stencil)[s];
+      for (std::size_t m = 0; m < st.shifts.size(); ++m)
+        if (st.shifts[m] == id && st.box.size() == std::size_t(N)) {
+          stage = int(s);
+          leader = m == 0;
+          for (int d = 0; d < N; ++d) {
+            box_lo[d] = st.lo[std::size_t(d)];
+            box[d] = st.box[std::size_t(d)];
+          }
+        }
     }
+  }
+  /// The operand at index j, the boundary policy applied where j lies outside it.
+  template <class C>
+  TESSERA_FORCEINLINE T read_operand(const C& c, index<N> j) const {
+    bool in = true;
+    for (int d = 0; d < N; ++d) in = in && j[d] >= 0 && j[d] < ext[d];
     if (in) return T(a.at(c, j));
     if (k == boundary::kind::zero) return T(0);
     if (k == boundary::kind::constant) return value;
     for (int d = 0; d < N; ++d)
       if (j[d] < 0 || j[d] >= ext[d]) j[d] = boundary::inside(k, j[d], ext[d]);
     return T(a.at(c, j));
+  }
+  template <class C>
+  TESSERA_FORCEINLINE T at(const C& c, const index<N>& i) const {
+    if constexpr (C::interior) return T(a.at(c, i + off));
+    if constexpr (C::stencil) {
+      if (stage >= 0) {
+        // The box holds the operand (policy applied) over the tile grown by the stage's halo;
+        // a constant boundary is this shift's own value (shifts of one box may differ in it).
+        index_type q = 0;
+        bool in = true;
+        for (int d = 0; d < N; ++d) {
+          const index_type j = i[d] + off[d];
+          in = in && j >= 0 && j < ext[d];
+          q = q * box[d] + (j - c.origin[d] - box_lo[d]);
+        }
+        if (k == boundary::kind::constant && !in) return value;
+        return static_cast<const V*>(c.staged[stage])[q];
+      }
+    }
+    return read_operand(c, i + off);
   }
   template <class C>
   TESSERA_FORCEINLINE T at(const C& c, index_type i, index_type j) const {
@@ -251,6 +311,20 @@ struct eval<shift_node<A>> {
   TESSERA_FORCEINLINE T flat(const C& c, index_type q) const {
     return at(c, tessera::impl::unflatten(ext, q));
   }
+  /// Elements of the box this shift loads.
+  TESSERA_INLINE index_type box_elements() const { return box.size(); }
+  /// Loads element e (row-major) of the box: the operand at the tile origin + box_lo + e's
+  /// position, the boundary policy applied outside the operand.
+  template <class C>
+  TESSERA_FORCEINLINE void stage_element(const C& c, index_type e) const {
+    index<N> j;
+    index_type r = e;
+    for (int d = N - 1; d >= 0; --d) {
+      j[d] = c.origin[d] + box_lo[d] + r % box[d];
+      r /= box[d];
+    }
+    static_cast<V*>(c.staged[stage])[e] = V(read_operand(c, j));
+  }
   template <class F>
   TESSERA_INLINE void visit_staged(F&& f) const {
     a.visit_staged(f);
@@ -260,6 +334,16 @@ struct eval<shift_node<A>> {
     const index<N> at_operand = o + off;
     f(at_operand, ext);
     a.visit_shifts(at_operand, f);
+  }
+  /// Reports this shift when it loads a box; shifts below a staged shift are not staged (they
+  /// receive another index than the kernel's own).
+  template <class F>
+  TESSERA_INLINE void visit_stencil(F&& f) const {
+    if (stage >= 0) {
+      if (leader) f(*this);
+    } else {
+      a.visit_stencil(f);
+    }
   }
 };
 
@@ -288,6 +372,10 @@ struct eval<unary_node<Op, A>> {
   template <class O, class F>
   TESSERA_INLINE void visit_shifts(const O& o, F&& f) const {
     a.visit_shifts(o, f);
+  }
+  template <class F>
+  TESSERA_INLINE void visit_stencil(F&& f) const {
+    a.visit_stencil(f);
   }
 };
 
@@ -321,6 +409,11 @@ struct eval<binary_node<Op, A, B>> {
   TESSERA_INLINE void visit_shifts(const O& o, F&& f) const {
     a.visit_shifts(o, f);
     b.visit_shifts(o, f);
+  }
+  template <class F>
+  TESSERA_INLINE void visit_stencil(F&& f) const {
+    a.visit_stencil(f);
+    b.visit_stencil(f);
   }
 };
 
@@ -360,6 +453,12 @@ struct eval<where_node<Cn, A, B>> {
     a.visit_shifts(o, f);
     b.visit_shifts(o, f);
   }
+  template <class F>
+  TESSERA_INLINE void visit_stencil(F&& f) const {
+    c.visit_stencil(f);
+    a.visit_stencil(f);
+    b.visit_stencil(f);
+  }
 };
 
 /// Common part of matmul / tile_reduce evaluators: a node that is either the fused core
@@ -393,6 +492,8 @@ struct special_eval {
   TESSERA_INLINE void visit_staged(F&&) const {}
   template <class O, class F>
   TESSERA_INLINE void visit_shifts(const O&, F&&) const {}
+  template <class F>
+  TESSERA_INLINE void visit_stencil(F&&) const {}
 };
 
 template <class A, class B>
@@ -485,6 +586,8 @@ struct eval<transpose_node<A>> {
   /// Shifts below a transpose are read by the staging code or a kernel of their own.
   template <class O, class F>
   TESSERA_INLINE void visit_shifts(const O&, F&&) const {}
+  template <class F>
+  TESSERA_INLINE void visit_stencil(F&&) const {}
   /// Stages row r of the operand block: staged[r][ii] = in(oj + r, oi + ii), ii < n, a
   /// contiguous read of the operand's row (GPU layout). Rows past the operand are skipped.
   template <class Cx>

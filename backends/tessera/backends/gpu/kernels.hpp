@@ -58,6 +58,42 @@ struct elementwise_indexed {
   }
 };
 
+/// Staged stencils: a team per output tile (plan.tile, rank N); phase 0 loads every stencil
+/// operand's box (the tile grown by its shifts' halo, boundary policy applied) into its scratch
+/// slot, members striding over the box in row-major order (coalesced rows); the plan's barrier;
+/// phase 1 evaluates the tile's in-range elements, each staged shift reading the box.
+template <int K, class Ev, class T, int N, class Member>
+struct staged_stencil_kernel {
+  Ev ev;
+  tessera::impl::strided_ref<T, N> out;
+  extent<N> ext, tile, tiles;
+  operands::staged_scratch<K> sc;
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    eval::stencil_ctx<K> c;
+    index_type r = team.league_rank();
+    for (int d = N - 1; d >= 0; --d) {
+      c.origin[d] = (r % tiles[d]) * tile[d];
+      r /= tiles[d];
+    }
+    sc.bind(team, c);
+    ev.visit_stencil([&](const auto& s) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, s.box_elements()),
+                           [&](index_type e) { s.stage_element(c, e); });
+    });
+    team.team_barrier();  // the plan's barrier: read-after-write on the staged boxes
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile.size()), [&](index_type e) {
+      index<N> i;
+      bool in = true;
+      for (int d = N - 1; d >= 0; --d) {
+        i[d] = c.origin[d] + e % tile[d];
+        e /= tile[d];
+        in = in && i[d] < ext[d];
+      }
+      if (in) out.at(i) = static_cast<T>(ev.at(c, i));
+    });
+  }
+};
+
 /// Staged transposes: a team per output tile (th x tw); members stride over the tile's
 /// elements. Phase 1 stages every staged operand's block transposed (s[r][ii] = in(oj + r,
 /// oi + ii): consecutive members read consecutive elements of an operand row); the plan's
@@ -264,6 +300,13 @@ struct kernels {
                           const tessera::impl::strided_ref<T, N>& out, const extent<N>& ext) {
     const index_type n = ext.size();
     if (n == 0) return;
+    // Only expressions with shifts instantiate the staged form (plans stage nothing else).
+    if constexpr (codegen::kind_count<typename eval::expr_of<Ev>::type, node_kind::shift>() > 0) {
+      if (!k.stencil_stages.empty()) {
+        staged_stencil(exec, k, ev, out, ext);
+        return;
+      }
+    }
     if (k.league_size != n)
       throw plan_error("tessera: the GPU elementwise kernel cannot run plan '" + k.name + "' (" +
                        k.backend + "): " + std::to_string(k.league_size) +
@@ -273,6 +316,45 @@ struct kernels {
     else
       backends::impl::launch(k.label, range(exec, 0, n),
                              elementwise_indexed<S, Ev, T, N>{ev, out, ext});
+  }
+
+  /// The staged stencil form of an elementwise kernel (plan.stencil_stages non-empty).
+  template <class Ev, class T, int N>
+  static void staged_stencil(const Space& exec, const codegen::kernel_plan& k, const Ev& ev,
+                             const tessera::impl::strided_ref<T, N>& out, const extent<N>& ext) {
+    constexpr int K = codegen::kind_count<typename eval::expr_of<Ev>::type, node_kind::shift>();
+    // The kernel: one scratch slot per stage holding its box; one barrier between staging
+    // and evaluating.
+    backends::impl::kernel_shape shape;
+    shape.kernel = "GPU staged stencil";
+    shape.compare_scratch = true;
+    for (const auto& s : k.stencil_stages) shape.scratch_bytes.push_back(s.bytes);
+    shape.compare_barriers = true;
+    shape.barriers = {{0, false}};
+    backends::impl::check_plan(k, shape);
+    if (k.tile.size() != std::size_t(N) || k.tiles.size() != std::size_t(N) ||
+        k.stencil_stages.size() > std::size_t(K))
+      throw plan_error("tessera: the GPU staged stencil kernel cannot run plan '" + k.name +
+                       "': tile " + codegen::list_dims(k.tile) + " for a rank-" +
+                       std::to_string(N) + " output, " + std::to_string(k.stencil_stages.size()) +
+                       " staged operands for " + std::to_string(K) + " shifts");
+    extent<N> tile, tiles;
+    index_type league = 1;
+    for (int d = 0; d < N; ++d) {
+      tile[d] = k.tile[std::size_t(d)];
+      tiles[d] = (ext[d] + tile[d] - 1) / tile[d];
+      league *= tiles[d];
+    }
+    if (league != k.league_size)
+      throw plan_error("tessera: the GPU staged stencil kernel cannot run plan '" + k.name + "' (" +
+                       k.backend + "): " + std::to_string(k.league_size) + " tiles planned, " +
+                       std::to_string(league) + " run");
+    const auto sc = operands::staged_scratch<K>::from_plan(k);
+    using kernel = staged_stencil_kernel<K, Ev, T, N, member>;
+    const kernel fn{ev, out, ext, tile, tiles, sc};
+    const auto p =
+        backends::impl::planned_team_policy(exec, k, fn, sc.level, sc.bytes ? sc.bytes + 64 : 0);
+    backends::impl::launch(k.label, p, fn);
   }
 
   template <int S, class Ev, class T>
