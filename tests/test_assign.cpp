@@ -554,6 +554,59 @@ TEST_CASE("stencil operands: staged in team scratch under the GPU mapping, same 
   for (std::size_t q = 0; q < v.size(); ++q) CHECK(g2[q] == ws[q] + ww[q] + wn[q] + wq[q]);
 }
 
+TEST_CASE("overlapping sections of one array are one stencil operand in plans") {
+  using ix = tessera::index<2>;
+  const long n = 40, R = 2;
+  const extent<2> in(n - 2 * R, n - 2 * R);
+  const auto v = ints(extent<2>(n, n));
+  const array<double, 2> A(extent<2>(n, n), v.begin(), v.end()), C(extent<2>(n, n));
+  array<double, 2> B(extent<2>(n, n));
+  auto S = [&](long di, long dj) {
+    return A.section(ix(R + di, R + dj), in);
+  };
+  const auto star = 0.25 * (S(0, 1) - S(0, -1) + S(1, 0) - S(-1, 0)) +
+                    0.125 * (S(0, 2) - S(0, -2) + S(2, 0) - S(-2, 0));
+  const std::string t = codegen::to_string(plan(B.section(ix(R, R), in), star));
+  CAPTURE(t);
+  CHECK(has(t,
+            "A : double -> global  [input; stencil operand: 8 reads through 8 overlapping "
+            "sections (A..H), halo -2..+2 x -2..+2]"));
+  CHECK(!has(t, "B : double -> global"));
+  // the plan cache tells the radius apart: the same expression type with sections one apart
+  auto S1 = [&](long di, long dj) {
+    return A.section(ix(1 + di, 1 + dj), extent<2>(n - 2, n - 2));
+  };
+  const std::string t1 =
+      codegen::to_string(plan(B.section(ix(1, 1), extent<2>(n - 2, n - 2)),
+                              0.25 * (S1(0, 1) - S1(0, -1) + S1(1, 0) - S1(-1, 0)) +
+                                  0.125 * (S1(0, 1) - S1(0, -1) + S1(1, 0) - S1(-1, 0))));
+  CAPTURE(t1);
+  CHECK(has(t1, "halo -1..+1 x -1..+1]"));
+  // sections of another array, and the whole array beside its own section, stay apart where
+  // their extents differ; a section of the same extent one row down is the same operand
+  const std::string t2 = codegen::to_string(
+      plan(B.section(ix(0, 0), extent<2>(n - 1, n)), A.section(ix(0, 0), extent<2>(n - 1, n)) +
+                                                         A.section(ix(1, 0), extent<2>(n - 1, n)) +
+                                                         C.section(ix(1, 0), extent<2>(n - 1, n))));
+  CAPTURE(t2);
+  CHECK(has(t2,
+            "A : double -> global  [input; stencil operand: 2 reads through 2 overlapping "
+            "sections (A..B), halo 0..+1 x 0..+0]"));
+  CHECK(has(t2, "C : double -> global  [input]"));
+  // the values: sections read as before
+  assign(B.section(ix(R, R), in), star);
+  const auto got = B.to_vector();
+  for (long i = R; i < n - R; ++i)
+    for (long j = R; j < n - R; ++j) {
+      auto a = [&](long p, long q) {
+        return v[std::size_t(p * n + q)];
+      };
+      const double want = 0.25 * (a(i, j + 1) - a(i, j - 1) + a(i + 1, j) - a(i - 1, j)) +
+                          0.125 * (a(i, j + 2) - a(i, j - 2) + a(i + 2, j) - a(i - 2, j));
+      CHECK(got[std::size_t(i * n + j)] == doctest::Approx(want).epsilon(1e-12));
+    }
+}
+
 TEST_CASE("shift of non-elementwise operands, aliasing destinations, interior updates") {
   const auto ea = tt::small_ints(13, 9);
   array<double, 2> A = tt::make<double>(ea);

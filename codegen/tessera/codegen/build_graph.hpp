@@ -133,6 +133,42 @@ inline overlap classify(const tessera::impl::captured_buffer& t,
   return same ? overlap::same : overlap::partial;
 }
 
+/// When `b` is a section of the same buffer as `a` — same rank, element size, extent and
+/// strides, spans that overlap, a different first element — its index offset from `a` (b's
+/// element i is a's element i + off): true, off filled. The offset is the difference of the
+/// first elements split along the strides, each dimension's part within half the next outer
+/// stride, so a section moved by (1, -1) in a row-major array is found as (1, -1).
+inline bool section_offset(const tessera::impl::captured_buffer& a,
+                           const tessera::impl::captured_buffer& b, std::int64_t off[3]) {
+  if (a.data == b.data || a.rank != b.rank || a.elem_bytes != b.elem_bytes || a.rank < 1 ||
+      a.elem_bytes == 0)
+    return false;
+  for (int d = 0; d < a.rank; ++d)
+    if (a.extent[d] != b.extent[d] || a.stride[d] != b.stride[d] || a.extent[d] == 0) return false;
+  const std::size_t as = a.span_bytes(), bs = b.span_bytes();
+  const auto alo = reinterpret_cast<std::uintptr_t>(a.data),
+             blo = reinterpret_cast<std::uintptr_t>(b.data);
+  if (alo + as <= blo || blo + bs <= alo) return false;
+  const std::int64_t bytes = static_cast<std::int64_t>(blo) - static_cast<std::int64_t>(alo);
+  if (bytes % static_cast<std::int64_t>(a.elem_bytes) != 0) return false;
+  std::int64_t rest = bytes / static_cast<std::int64_t>(a.elem_bytes);
+  for (int d = 0; d < a.rank; ++d) {
+    const std::int64_t s = a.stride[d];
+    if (d == a.rank - 1) {
+      if (s != 1) return false;
+      off[d] = rest;
+    } else {
+      if (s <= 1) return false;
+      // nearest multiple of s: the remainder stays within half a stride
+      const std::int64_t q = rest >= 0 ? (rest + s / 2) / s : -((-rest + s / 2) / s);
+      off[d] = q;
+      rest -= q * s;
+    }
+  }
+  for (int d = a.rank; d < 3; ++d) off[d] = 0;
+  return true;
+}
+
 inline bool contiguous(const tessera::impl::captured_buffer& b) {
   index_type s = 1;
   for (int d = b.rank - 1; d >= 0; --d) {
@@ -152,6 +188,8 @@ void fill_type(graph_node& n) {
 
 struct name_table {
   std::vector<std::pair<const void*, std::string>> names;  // one letter per distinct buffer
+  /// Terminals built so far that are not sections of an earlier one: node id and memory.
+  std::vector<std::pair<int, tessera::impl::captured_buffer>> leaders;
   const std::string& of(const void* p) {
     for (const auto& [q, s] : names)
       if (q == p) return s;
@@ -181,6 +219,18 @@ int build(const E& e, expr_graph& g, name_table& names, const tessera::impl::cap
       n.with_output = classify(b, dst);
       n.contiguous = contiguous(b);
       for (int d = 0; d < b.rank; ++d) n.strides.push_back(b.stride[d]);
+      std::int64_t off[3];
+      for (const auto& [lid, lb] : names.leaders)
+        if (section_offset(lb, b, off)) {
+          n.section_of = lid;
+          n.section_offset.assign(off, off + b.rank);
+          break;
+        }
+      if (n.section_of < 0) {
+        bool known = false;
+        for (const auto& [lid, lb] : names.leaders) known = known || lb.data == b.data;
+        if (!known) names.leaders.emplace_back(id, b);
+      }
     } else {
       n.label = e.label();
     }
@@ -220,11 +270,12 @@ expr_graph build_graph(const E& e, const tessera::impl::captured_buffer* dst = n
 
 /// Entries of the fingerprint of an expression type E.
 template <class E>
-inline constexpr int fingerprint_size = 8 * node_count<E>() + 1;
+inline constexpr int fingerprint_size = 12 * node_count<E>() + 1;
 
 /// Everything a plan of `e` depends on besides its type: per node its extent (3), schedule (3),
 /// and for terminals how they overlap `dst` and whether they are contiguous; per terminal its
-/// buffer identity class (which terminals share memory and strides); last, the destination's
+/// buffer identity class (which terminals share memory and strides) and which earlier
+/// terminal it is an overlapping section of, at which offset (3); last, the destination's
 /// element type (its type-name function: one per type). No allocation.
 template <class E>
 std::array<std::int64_t, fingerprint_size<E>> fingerprint(
@@ -237,6 +288,8 @@ std::array<std::int64_t, fingerprint_size<E>> fingerprint(
   };
   memory_class seen[node_count<E>()] = {};
   int nseen = 0;
+  tessera::impl::captured_buffer leaders[node_count<E>()] = {};  // as build() finds them
+  int nleaders = 0;
   auto visit = [&](const auto& self, const auto& n) -> void {
     using N = std::remove_cvref_t<decltype(n)>;
     if constexpr (N::rank > 0) {
@@ -257,12 +310,23 @@ std::array<std::int64_t, fingerprint_size<E>> fingerprint(
       while (cls < nseen && !same(seen[cls])) ++cls;
       if (cls == nseen) seen[nseen++] = {b.data, {b.stride[0], b.stride[1], b.stride[2]}};
       key[k + 7] = cls;
+      std::int64_t off[3];
+      int l = 0;
+      while (l < nleaders && !section_offset(leaders[l], b, off)) ++l;
+      if (l < nleaders) {
+        key[k + 8] = l + 1;
+        for (int d = 0; d < 3; ++d) key[k + 9 + d] = off[d];
+      } else {
+        bool known = false;
+        for (int q = 0; q < nleaders; ++q) known = known || leaders[q].data == b.data;
+        if (!known) leaders[nleaders++] = b;
+      }
     } else if constexpr (requires { n.plan_key(); }) {
       const auto pk = n.plan_key();
       key[k + 6] = pk[0];
       key[k + 7] = pk[1];
     }
-    k += 8;
+    k += 12;
     for_each_child(n, [&](const auto& c) { self(self, c); });
   };
   visit(visit, e);

@@ -40,6 +40,11 @@ struct graph_node {
   /// Terminals: the stride of each dimension in elements (two terminals with one label and
   /// equal strides read the same elements at every index).
   std::vector<std::int64_t> strides;
+  /// Terminals: an overlapping section of the buffer of terminal `section_of` (same strides
+  /// and extent, its elements `section_offset` away in index space): both are one stencil
+  /// operand in plans. -1: none (or this terminal is the first such section).
+  int section_of = -1;
+  std::vector<std::int64_t> section_offset;
   /// Shifts: the offset per dimension and the boundary policy's name.
   std::vector<std::int64_t> offset;
   std::string boundary;

@@ -60,6 +60,7 @@ struct input_reads {
   int reads = 0;
   std::vector<std::int64_t> lo, hi;  ///< smallest and largest offset per dimension
   std::vector<std::string> boundaries;
+  std::vector<std::string> sections;  ///< overlapping sections of the buffer read (names)
 };
 inline void collect_reads(const expr_graph& g, const fusion_result& f, int root, int n,
                           std::vector<std::int64_t> off, const std::string& bc,
@@ -67,8 +68,14 @@ inline void collect_reads(const expr_graph& g, const fusion_result& f, int root,
   const graph_node& nd = g.nodes[n];
   const bool materialized = n != root && f.role[n] == node_role::materialized;
   if (materialized || nd.traits.kind == node_kind::terminal) {
-    const std::string name =
-        nd.traits.kind == node_kind::terminal ? nd.label : "tmp" + std::to_string(n);
+    std::string name = nd.traits.kind == node_kind::terminal ? nd.label : "tmp" + std::to_string(n);
+    if (!materialized && nd.section_of >= 0) {
+      // An overlapping section of an earlier terminal's buffer: one stencil operand with it,
+      // read at the section's offset.
+      name = g.nodes[std::size_t(nd.section_of)].label;
+      off.resize(std::max(off.size(), nd.section_offset.size()), 0);
+      for (std::size_t d = 0; d < nd.section_offset.size(); ++d) off[d] += nd.section_offset[d];
+    }
     auto it =
         std::find_if(out.begin(), out.end(), [&](const input_reads& r) { return r.name == name; });
     if (it == out.end()) {
@@ -87,6 +94,14 @@ inline void collect_reads(const expr_graph& g, const fusion_result& f, int root,
     if (!bc.empty() &&
         std::find(it->boundaries.begin(), it->boundaries.end(), bc) == it->boundaries.end())
       it->boundaries.push_back(bc);
+    auto add_section = [&](const std::string& label) {
+      if (std::find(it->sections.begin(), it->sections.end(), label) == it->sections.end())
+        it->sections.push_back(label);
+    };
+    if (!materialized && nd.section_of >= 0) {
+      add_section(name);  // the first section of the buffer
+      add_section(nd.label);
+    }
     return;
   }
   std::string b = bc;
@@ -103,11 +118,20 @@ inline std::string input_role(const input_reads& r) {
   bool shifted = false;
   for (std::size_t d = 0; d < r.lo.size(); ++d) shifted = shifted || r.lo[d] != 0 || r.hi[d] != 0;
   if (!shifted) return r.reads > 1 ? "input, read " + std::to_string(r.reads) + " times" : "input";
-  std::string s = "input; stencil operand: " + std::to_string(r.reads) +
-                  (r.reads == 1 ? " read" : " reads") + ", halo ";
-  for (std::size_t d = 0; d < r.lo.size(); ++d)
-    s += (d ? " x " : "") + std::to_string(r.lo[d]) + ".." + (r.hi[d] >= 0 ? "+" : "") +
-         std::to_string(r.hi[d]);
+  // Sections have no centre of their own: their offsets are measured from the middle of the
+  // box they span (rounded down), so a star of sections reads as its radius.
+  const bool sections = r.sections.size() > 1;
+  std::string s =
+      "input; stencil operand: " + std::to_string(r.reads) + (r.reads == 1 ? " read" : " reads") +
+      (sections ? " through " + std::to_string(r.sections.size()) + " overlapping sections (" +
+                      r.sections.front() + ".." + r.sections.back() + ")"
+                : std::string()) +
+      ", halo ";
+  for (std::size_t d = 0; d < r.lo.size(); ++d) {
+    const std::int64_t c = sections ? (r.lo[d] + r.hi[d] - ((r.lo[d] + r.hi[d]) % 2 != 0)) / 2 : 0;
+    s += (d ? " x " : "") + std::to_string(r.lo[d] - c) + ".." + (r.hi[d] - c >= 0 ? "+" : "") +
+         std::to_string(r.hi[d] - c);
+  }
   if (!r.boundaries.empty()) {
     s += ", boundary ";
     for (std::size_t i = 0; i < r.boundaries.size(); ++i) s += (i ? "/" : "") + r.boundaries[i];

@@ -129,7 +129,9 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
       break;
     case kernel_family::elementwise:
       b.program.prologue.push_back({"evaluate and store", {}});
-      b.notes.push_back("fused elementwise chain: each input read once, one store per element");
+      b.notes.push_back(
+          "fused elementwise chain: one load per input read (a stencil operand's reads at "
+          "several offsets each count), one store per element, no temporaries");
       break;
     case kernel_family::staged_transpose: {
       const tile2 ts = staged_tile(g, k, t);
