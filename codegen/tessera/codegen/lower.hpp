@@ -79,7 +79,7 @@ inline void collect_reads(const expr_graph& g, const fusion_result& f, int root,
     auto it =
         std::find_if(out.begin(), out.end(), [&](const input_reads& r) { return r.name == name; });
     if (it == out.end()) {
-      out.push_back({name, nd.dtype, 0, off, off, {}});
+      out.push_back({name, nd.dtype, 0, off, off, {}, {}});
       it = out.end() - 1;
     }
     ++it->reads;
