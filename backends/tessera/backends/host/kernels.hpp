@@ -73,9 +73,12 @@ struct kernels {
   /// block_sums' tree, depth first (each pair added as soon as both halves are loaded, in
   /// address order: a sum of 2^28 floats from DRAM reads 25 GB/s when every load of the block
   /// comes first, 31 GB/s this way, on a Zen 4 core). Blocks of more than 16 register loads
-  /// are cut into runs of 16 that the compiler may not interleave (simd::order_loads): left
-  /// free, GCC schedules the 32 loads of a float block on AVX2 out of address order, and the
-  /// same sum read 14 GB/s instead of 24 (Eigen: 22).
+  /// (8 with 256-bit registers) are cut into runs the compiler may not interleave
+  /// (simd::order_loads): left free, GCC schedules the 32 loads of a float block on AVX2 out of
+  /// address order, and the same sum read 14 GB/s instead of 24 (Eigen: 22) on a Zen 4 core;
+  /// runs of 16 still left a Zen 5 core's AVX2 build at 24 GB/s against Eigen's 33, runs of 8
+  /// read 31-32 (2^24 floats: 27 -> 41 GB/s, Eigen 42).
+  static constexpr int load_run = simd::bytes >= 64 ? 16 : 8;  ///< register loads per run
   template <int K, int L, class T>
   TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void block_tree(const T* p,
                                                                           simd::vec<T, L>& out) {
@@ -84,7 +87,7 @@ struct kernels {
     } else {
       simd::vec<T, L> a, b;
       block_tree<K / 2, L>(p, a);
-      if constexpr (K / 2 * L * int(sizeof(T)) >= 16 * simd::bytes) simd::order_loads();
+      if constexpr (K / 2 * L * int(sizeof(T)) >= load_run * simd::bytes) simd::order_loads();
       block_tree<K / 2, L>(p + K / 2 * L, b);
       out = a + b;
     }
