@@ -169,6 +169,21 @@ inline bool section_offset(const tessera::impl::captured_buffer& a,
   return true;
 }
 
+/// The terminals that are the first of their buffer (sections of one buffer refer to its
+/// first): leaders[0..n). Returns which leader b is an overlapping section of (off filled), or
+/// -1; then b becomes leader n (n grows) unless its memory is a leader's already. build() and
+/// fingerprint() walk the terminals in the same order through this, so they agree.
+inline int section_leader(tessera::impl::captured_buffer* leaders, int& n,
+                          const tessera::impl::captured_buffer& b, std::int64_t off[3]) {
+  bool known = false;
+  for (int l = 0; l < n; ++l) {
+    if (section_offset(leaders[l], b, off)) return l;
+    known = known || leaders[l].data == b.data;
+  }
+  if (!known) leaders[n++] = b;
+  return -1;
+}
+
 inline bool contiguous(const tessera::impl::captured_buffer& b) {
   index_type s = 1;
   for (int d = b.rank - 1; d >= 0; --d) {
@@ -188,8 +203,11 @@ void fill_type(graph_node& n) {
 
 struct name_table {
   std::vector<std::pair<const void*, std::string>> names;  // one letter per distinct buffer
-  /// Terminals built so far that are not sections of an earlier one: node id and memory.
-  std::vector<std::pair<int, tessera::impl::captured_buffer>> leaders;
+  /// Terminals built so far that are not sections of an earlier one: memory and node id
+  /// (section_leader).
+  std::vector<tessera::impl::captured_buffer> leaders;
+  std::vector<int> leader_ids;
+  int nleaders = 0;
   const std::string& of(const void* p) {
     for (const auto& [q, s] : names)
       if (q == p) return s;
@@ -220,16 +238,14 @@ int build(const E& e, expr_graph& g, name_table& names, const tessera::impl::cap
       n.contiguous = contiguous(b);
       for (int d = 0; d < b.rank; ++d) n.strides.push_back(b.stride[d]);
       std::int64_t off[3];
-      for (const auto& [lid, lb] : names.leaders)
-        if (section_offset(lb, b, off)) {
-          n.section_of = lid;
-          n.section_offset.assign(off, off + b.rank);
-          break;
-        }
-      if (n.section_of < 0) {
-        bool known = false;
-        for (const auto& [lid, lb] : names.leaders) known = known || lb.data == b.data;
-        if (!known) names.leaders.emplace_back(id, b);
+      const int before = names.nleaders;
+      names.leaders.resize(std::size_t(before) + 1);  // room for b as a new leader
+      names.leader_ids.resize(std::size_t(before) + 1);
+      const int l = section_leader(names.leaders.data(), names.nleaders, b, off);
+      if (names.nleaders > before) names.leader_ids[std::size_t(before)] = id;
+      if (l >= 0) {
+        n.section_of = names.leader_ids[std::size_t(l)];
+        n.section_offset.assign(off, off + b.rank);
       }
     } else {
       n.label = e.label();
@@ -311,15 +327,9 @@ std::array<std::int64_t, fingerprint_size<E>> fingerprint(
       if (cls == nseen) seen[nseen++] = {b.data, {b.stride[0], b.stride[1], b.stride[2]}};
       key[k + 7] = cls;
       std::int64_t off[3];
-      int l = 0;
-      while (l < nleaders && !section_offset(leaders[l], b, off)) ++l;
-      if (l < nleaders) {
+      if (const int l = section_leader(leaders, nleaders, b, off); l >= 0) {
         key[k + 8] = l + 1;
         for (int d = 0; d < 3; ++d) key[k + 9 + d] = off[d];
-      } else {
-        bool known = false;
-        for (int q = 0; q < nleaders; ++q) known = known || leaders[q].data == b.data;
-        if (!known) leaders[nleaders++] = b;
       }
     } else if constexpr (requires { n.plan_key(); }) {
       const auto pk = n.plan_key();

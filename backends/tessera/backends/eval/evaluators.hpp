@@ -317,12 +317,8 @@ struct eval<shift_node<A>> {
   /// position, the boundary policy applied outside the operand.
   template <class C>
   TESSERA_FORCEINLINE void stage_element(const C& c, index_type e) const {
-    index<N> j;
-    index_type r = e;
-    for (int d = N - 1; d >= 0; --d) {
-      j[d] = c.origin[d] + box_lo[d] + r % box[d];
-      r /= box[d];
-    }
+    index<N> j = tessera::impl::unflatten(box, e);
+    for (int d = 0; d < N; ++d) j[d] += c.origin[d] + box_lo[d];
     static_cast<V*>(c.staged[stage])[e] = V(read_operand(c, j));
   }
   template <class F>

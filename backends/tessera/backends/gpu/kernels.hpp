@@ -82,11 +82,10 @@ struct staged_stencil_kernel {
     });
     team.team_barrier();  // the plan's barrier: read-after-write on the staged boxes
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile.size()), [&](index_type e) {
-      index<N> i;
+      index<N> i = tessera::impl::unflatten(tile, e);
       bool in = true;
-      for (int d = N - 1; d >= 0; --d) {
-        i[d] = c.origin[d] + e % tile[d];
-        e /= tile[d];
+      for (int d = 0; d < N; ++d) {
+        i[d] += c.origin[d];
         in = in && i[d] < ext[d];
       }
       if (in) out.at(i) = static_cast<T>(ev.at(c, i));

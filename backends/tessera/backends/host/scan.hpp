@@ -111,16 +111,16 @@ TESSERA_HOST_FORCEINLINE void store_as(T* p, const V& x) {
     y = x;
   else
     y = __builtin_convertvector(x, VT);
+  if constexpr (Stream && streamable_vector<sizeof(VT)>) {
 #if defined(TESSERA_HOST_X86_SIMD)
-  if constexpr (Stream && sizeof(VT) == 64 && simd::bytes >= 64) {
-    _mm512_stream_si512(reinterpret_cast<__m512i*>(p), reinterpret_cast<__m512i>(y));
-    return;
-  } else if constexpr (Stream && sizeof(VT) == 32) {
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(p), reinterpret_cast<__m256i>(y));
-    return;
-  }
+    if constexpr (sizeof(VT) == 64)
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(p), reinterpret_cast<__m512i>(y));
+    else
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(p), reinterpret_cast<__m256i>(y));
 #endif
-  simd::store(p, y);
+  } else {
+    simd::store(p, y);
+  }
 }
 template <int W, class V, std::size_t... J>
 TESSERA_HOST_FORCEINLINE V last_lane(const V& x, std::index_sequence<J...>) {
@@ -142,7 +142,8 @@ inline constexpr bool vector_scan =
 /// floating-point sum may differ from a left-to-right one in the last bits of A (for float data A
 /// is double: the result is the exact prefix sum rounded once to float, up to n * 2^-53 of the sum
 /// of magnitudes; the identity fills the lanes a step shifts in, so a prefix that is -0.0 may come
-/// out as +0.0). The carry chain is one combine per W elements. in and out may be the same pointer.
+/// out as +0.0). The carry chain is one combine per 2W elements. in and out may be the same
+/// pointer. Stream: every store is non-temporal (out + W * k aligned to W * sizeof(T) bytes).
 template <bool Exclusive, int W, bool Stream, class T, class A, class Op>
 requires vector_scan<T, A, Op> TESSERA_HOST_FORCEINLINE void scan_block(const T* in, T* out,
                                                                         index_type n, A& acc,
@@ -205,9 +206,9 @@ requires vector_scan<T, A, Op> TESSERA_HOST_FORCEINLINE void scan_block(const T*
   acc = a;
 }
 
-/// Whether this CPU runs a 512-bit lane-crossing shuffle as one operation: false on AMD family
-/// 19h (Zen 4 executes 512-bit operations as two 256-bit halves), true elsewhere (Zen 5 and
-/// Intel run them whole). Read once from CPUID.
+/// Whether scans should use 512-bit registers on this CPU: false on AMD family 19h (Zen 4
+/// executes 512-bit operations as two 256-bit halves and scans faster in 256-bit registers),
+/// true elsewhere (Intel; Zen 5, measured faster in 512-bit registers). Read once from CPUID.
 inline bool full_width_shuffles() {
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
   static const bool full = [] {
@@ -224,10 +225,10 @@ inline bool full_width_shuffles() {
 #endif
 }
 
-/// The in-register scan is shuffle-bound: log2(W) lane-crossing shuffles per vector, one more
-/// for the carry. Vectors of the widest kind when the CPU shuffles them whole (a Zen 5 core:
-/// float data with a double carry, 2^20 elements, 30 GB/s in 8 lanes against 24 in 4), of 32
-/// bytes when it splits them in halves (a Zen 4 core: 2.2 G/s in 4 lanes, 1.95 G/s in 8).
+/// The in-register scan is bound by shuffles and conversions: log2(W) shuffles per vector, one
+/// more for the carry. Vectors of the widest kind where full_width_shuffles() (a Zen 5 core:
+/// float data with a double carry, 2^20 elements, 39 GB/s in 8 lanes against 30 in 4), of 32
+/// bytes elsewhere (a Zen 4 core: 2.2 G/s in 4 lanes, 1.95 G/s in 8).
 /// Calls f(std::integral_constant<int, W>{}) with the W chosen for accumulator A.
 template <class A, class F>
 TESSERA_HOST_FORCEINLINE void with_scan_width(F&& f) {

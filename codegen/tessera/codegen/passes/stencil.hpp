@@ -45,6 +45,10 @@ inline void plan_stencil_staging(kernel_plan& k, const expr_graph& g, const fusi
   for (auto e : root.extent) n *= e;
   if (n == 0) return;
   std::vector<stencil_stage> stages;
+  // The array a stage reads: the operand of its first shift.
+  auto operand = [&](const stencil_stage& s) -> const graph_node& {
+    return g.nodes[std::size_t(g.nodes[std::size_t(s.shifts[0])].children[0])];
+  };
   auto inside = [&](int id) {
     return id == ks.root || f.role[std::size_t(id)] != node_role::materialized;
   };
@@ -57,8 +61,7 @@ inline void plan_stencil_staging(kernel_plan& k, const expr_graph& g, const fusi
       if (!under_shift && inside(c) && a.traits.kind == node_kind::terminal &&
           a.strides.size() == N && nd.offset.size() == N) {
         auto it = std::find_if(stages.begin(), stages.end(), [&](const stencil_stage& s) {
-          const graph_node& first =
-              g.nodes[std::size_t(g.nodes[std::size_t(s.shifts[0])].children[0])];
+          const graph_node& first = operand(s);
           return s.operand == a.label && first.strides == a.strides && s.boundary == nd.boundary;
         });
         if (it == stages.end()) {
@@ -88,7 +91,7 @@ inline void plan_stencil_staging(kernel_plan& k, const expr_graph& g, const fusi
   for (auto x : tile) members *= x;
   std::size_t total = 0;
   for (auto& s : stages) {
-    const graph_node& a = g.nodes[std::size_t(g.nodes[std::size_t(s.shifts[0])].children[0])];
+    const graph_node& a = operand(s);
     std::int64_t elems = 1;
     s.box.resize(N);
     for (std::size_t d = 0; d < N; ++d) {
@@ -135,7 +138,7 @@ inline void plan_stencil_staging(kernel_plan& k, const expr_graph& g, const fusi
               "stride over it: row-contiguous, coalesced), phase 1 evaluates the tile, every "
               "shift reading the box";
   for (const auto& s : stages) {
-    const graph_node& a = g.nodes[std::size_t(g.nodes[std::size_t(s.shifts[0])].children[0])];
+    const graph_node& a = operand(s);
     std::string halo;
     for (std::size_t d = 0; d < N; ++d)
       halo += (d ? " x " : "") + std::to_string(s.lo[d]) + ".." + (s.hi[d] >= 0 ? "+" : "") +
