@@ -72,26 +72,10 @@ template <int W, int First = 0, class V, std::size_t... J>
 TESSERA_HOST_FORCEINLINE V exclusive_lanes(const V& c, const V& s, std::index_sequence<J...>) {
   return __builtin_shufflevector(c, s, (J == 0 ? First : W + int(J) - 1)...);
 }
-/// Loads W elements of T from p converted to A (a vector V of W lanes of A). GCC 12 splits a
-/// widening `__builtin_convertvector` from float to double into halves, converted one by one
-/// and joined again (four operations instead of one, on the scan's busiest execution port);
-/// where the build has x86 AVX or AVX-512 the one conversion instruction is asked for by name,
-/// elsewhere the generic conversion stands.
+/// Loads W elements of T from p converted to A (a vector V of W lanes of A; simd::widen).
 template <class V, class T, class A, int W>
 TESSERA_HOST_FORCEINLINE V load_as(const T* p) {
-  if constexpr (std::is_same_v<T, A>) {
-    return simd::load<V>(p);
-  } else {
-#if defined(TESSERA_HOST_X86_SIMD)
-    if constexpr (std::is_same_v<T, float> && std::is_same_v<A, double>) {
-#if defined(__AVX512F__)
-      if constexpr (W == 8) return reinterpret_cast<V>(_mm512_cvtps_pd(_mm256_loadu_ps(p)));
-#endif
-      if constexpr (W == 4) return reinterpret_cast<V>(_mm256_cvtps_pd(_mm_loadu_ps(p)));
-    }
-#endif
-    return __builtin_convertvector(simd::load<simd::vec<T, W>>(p), V);
-  }
+  return simd::widen<A>(simd::load<simd::vec<T, W>>(p));
 }
 /// Whether a vector of `Bytes` bytes can be stored with one non-temporal store in this build.
 template <std::size_t Bytes>

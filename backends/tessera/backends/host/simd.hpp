@@ -2,7 +2,8 @@
 /// \brief The SIMD vocabulary of the host kernels (Serial, OpenMP), written once on GCC/Clang
 ///        vector extensions: the target's vector width and register count, `vec<T, W>` (W lanes
 ///        of T), unaligned loads and stores. GCC and Clang lower these to AVX-512, AVX2, SSE,
-///        NEON or scalar code as the target allows; no ISA intrinsics.
+///        NEON or scalar code as the target allows. ISA intrinsics only where a compiler
+///        lowers the generic form badly, beside the generic form (widen(): float to double).
 ///
 /// Host-only: included by the CPU backends' kernels, never by a GPU device pass.
 #pragma once
@@ -12,12 +13,21 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 // Two-source vector shuffles (__builtin_shufflevector): Clang, GCC 12+, never in device passes.
 #if !defined(TESSERA_DEVICE_PASS) && !defined(__CUDACC__) && !defined(__HIPCC__) && \
     (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12))
 #define TESSERA_HOST_SHUFFLE 1
 #include <utility>
+#endif
+
+// x86 with AVX or AVX-512, host passes only: the few operations asked for by name
+// (widen(), streaming stores in transpose.hpp).
+#if !defined(TESSERA_DEVICE_PASS) && !defined(__CUDACC__) && !defined(__HIPCC__) && \
+    (defined(__AVX512F__) || defined(__AVX__))
+#include <immintrin.h>
+#define TESSERA_HOST_X86_SIMD 1
 #endif
 
 // Clang splits 512-bit vector types into two 256-bit halves unless the function asks for the
@@ -108,6 +118,35 @@ TESSERA_HOST_FORCEINLINE V load(const T* p) {
 template <class T, class V>
 TESSERA_HOST_FORCEINLINE void store(T* p, const V& v) {
   std::memcpy(p, &v, sizeof(V));
+}
+
+/// The W lanes of v (W elements of T) converted to A, lane by lane. GCC 12 splits a widening
+/// `__builtin_convertvector` from float to double into halves, converted one by one and joined
+/// again (four operations instead of one, on the busiest FP ports of a scan or a sum); where the
+/// build has x86 AVX or AVX-512 the one conversion instruction is asked for by name, elsewhere
+/// the generic conversion stands.
+template <class A, class V>
+TESSERA_HOST_FORCEINLINE auto widen(const V& v) {
+  if constexpr (std::is_arithmetic_v<V>) {
+    return static_cast<A>(v);
+  } else {
+    using T = std::remove_cvref_t<decltype(v[0])>;
+    constexpr int W = int(sizeof(V) / sizeof(T));
+    using AV = vec<A, W>;
+    if constexpr (std::is_same_v<T, A>) {
+      return v;
+    } else {
+#if defined(TESSERA_HOST_X86_SIMD)
+      if constexpr (std::is_same_v<T, float> && std::is_same_v<A, double>) {
+#if defined(__AVX512F__)
+        if constexpr (W == 8) return reinterpret_cast<AV>(_mm512_cvtps_pd(reinterpret_cast<__m256>(v)));
+#endif
+        if constexpr (W == 4) return reinterpret_cast<AV>(_mm256_cvtps_pd(reinterpret_cast<__m128>(v)));
+      }
+#endif
+      return __builtin_convertvector(v, AV);
+    }
+  }
 }
 
 #if defined(TESSERA_HOST_SHUFFLE)
