@@ -58,7 +58,7 @@ struct kernels {
   /// (f(const vec<T, L>&)). By reference, not returned: L lanes may be wider than the target's
   /// registers (16 floats on AVX2), and GCC notes an ABI change for every such return value.
   /// \tparam K power of two  \tparam L lanes (a multiple of the target's vector length)
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__GNUC__)  // GCC and Clang (which reads GCC's pragmas) both warn
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
@@ -92,7 +92,42 @@ struct kernels {
       out = a + b;
     }
   }
-#if defined(__GNUC__) && !defined(__clang__)
+
+#if defined(TESSERA_HOST_SHUFFLE)
+  /// Sums `groups` consecutive blocks of K x L elements from p (block_sums' trees, the same
+  /// additions) and adds each block's L lane sums, converted to A, into acc[0..L): acc[l] +=
+  /// A(lane l), block after block, the order a lane-wise loop over block_sums gives, so the
+  /// same bits. The accumulators live in registers of A for the whole loop (W lanes each):
+  /// stepped through an array of L scalars per block, GCC kept them in memory, and a float
+  /// sum's 256-bit build read 2^16 elements at 183 GB/s instead of 240 on a Zen 5 core.
+  /// \tparam K power of two  \tparam L lanes, a multiple of the target's lanes of A
+  template <int K, int L, class T, class A>
+  requires(simd::bytes > 0 && std::is_arithmetic_v<T> && std::is_arithmetic_v<A> &&
+           simd::lanes<A> > 1 && L % simd::lanes<A> == 0) TESSERA_SIMD_FULL_WIDTH
+      TESSERA_HOST_FORCEINLINE static void block_fold(const T* p, index_type groups, A* acc) {
+    constexpr int W = simd::lanes<A>;
+    block_fold_regs<K, L, W>(p, groups, acc, std::make_index_sequence<L / W>{});
+  }
+  template <int K, int L, int W, class T, class A, std::size_t... R>
+  TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void block_fold_regs(
+      const T* p, index_type groups, A* acc, std::index_sequence<R...>) {
+    using AV = simd::vec<A, W>;
+    AV r[sizeof...(R)] = {simd::load<AV>(acc + R * W)...};
+    for (index_type g = 0; g < groups; ++g) {
+      simd::vec<T, L> t;
+      block_tree<K, L>(p + g * K * L, t);
+      ((r[R] += simd::widen<A>(lanes_of<R * W, W>(t, std::make_index_sequence<W>{}))), ...);
+    }
+    (simd::store(acc + R * W, r[R]), ...);
+  }
+  /// Lanes [First, First + W) of v as a vector of W lanes (a shuffle, which stays in
+  /// registers where a copy through memory did not).
+  template <int First, int W, class V, std::size_t... J>
+  TESSERA_HOST_FORCEINLINE static auto lanes_of(const V& v, std::index_sequence<J...>) {
+    return __builtin_shufflevector(v, v, (First + int(J))...);
+  }
+#endif
+#if defined(__GNUC__)
 #pragma GCC diagnostic pop
 #endif
 

@@ -44,6 +44,11 @@ struct int_sum_rule {
   }
 };
 
+/// Rules whose lane step is a plain a += acc_type(x) (a rule's `lane_add`): a backend may then
+/// add whole runs of blocks into the lanes with its own vector code (reduce/fold.hpp).
+template <class R>
+concept lane_add_rule = requires { requires R::lane_add; };
+
 /// Sums of floating types narrower than double (float): blocks of 16 elements, one per lane
 /// and 16 lanes apart, are added in float by a pairwise tree (4 roundings of 2^-24), then
 /// converted to double and added into double lanes (roundings of 2^-53). The float blocks keep
@@ -56,6 +61,7 @@ struct widening_sum_rule {
   static constexpr int lanes = 16;
   static constexpr int block = 16;
   static constexpr bool unroll = true;
+  static constexpr bool lane_add = true;  ///< step(a, x) is a += acc_type(x)
   KOKKOS_INLINE_FUNCTION acc_type identity() const { return 0.0; }
   KOKKOS_INLINE_FUNCTION acc_type lift(const T& x) const { return static_cast<double>(x); }
   KOKKOS_INLINE_FUNCTION void step(acc_type& a, const T& x) const { a += static_cast<double>(x); }
