@@ -607,6 +607,137 @@ TEST_CASE("overlapping sections of one array are one stencil operand in plans") 
     }
 }
 
+TEST_CASE("overlapping sections: staged in team scratch under the GPU mapping, same values") {
+  const auto t = backends::backend<execution_space>::make_target();
+  // Interior updates B[R:-R] = sum of weighted sections A[R + o : ...] (a weight per offset),
+  // star stencils of radius 1-2 in ranks 1-3, interiors of 1, primes and non-multiples of the
+  // tile; the rest of B keeps its value.
+  auto check = [&](auto inner, long R) {
+    constexpr int N = decltype(inner)::rank;
+    CAPTURE(to_string(inner));
+    CAPTURE(R);
+    extent<N> full;
+    tessera::index<N> c0;
+    for (int d = 0; d < N; ++d) {
+      full[d] = inner[d] + 2 * R;
+      c0[d] = R;
+    }
+    const auto v = ints(full);
+    const array<double, N> A(full, v.begin(), v.end());
+    array<double, N> B(full);
+    B = -1.0;
+    std::vector<tessera::index<N>> offs(1);  // the centre, then +-k along each dimension
+    for (long k = 1; k <= R; ++k)
+      for (int d = 0; d < N; ++d) {
+        tessera::index<N> p, m;
+        p[d] = k;
+        m[d] = -k;
+        offs.push_back(p);
+        offs.push_back(m);
+      }
+    auto S = [&](std::size_t s) {
+      return double(s + 1) * A.section(c0 + offs[s], inner);
+    };
+    const auto dst = B.section(c0, inner);
+    if (R == 1 && N == 1)
+      assign(dst, S(0) + S(1) + S(2));
+    else if (R == 1 && N == 2)
+      assign(dst, S(0) + S(1) + S(2) + S(3) + S(4));
+    else if (R == 1 && N == 3)
+      assign(dst, S(0) + S(1) + S(2) + S(3) + S(4) + S(5) + S(6));
+    else if (R == 2 && N == 2)
+      assign(dst, S(0) + S(1) + S(2) + S(3) + S(4) + S(5) + S(6) + S(7) + S(8));
+    else
+      return;
+    const auto got = B.to_vector();
+    for (long q = 0; q < long(v.size()); ++q) {
+      const tessera::index<N> i = impl::unflatten(full, q);
+      bool interior = true;
+      for (int d = 0; d < N; ++d) interior = interior && i[d] >= R && i[d] < R + inner[d];
+      double want = -1.0;
+      if (interior) {
+        want = 0.0;
+        for (std::size_t s = 0; s < offs.size(); ++s) {
+          long lin = 0;
+          for (int d = 0; d < N; ++d) lin = lin * long(full[d]) + long(i[d] + offs[s][d]);
+          want += double(s + 1) * v[std::size_t(lin)];
+        }
+      }
+      CAPTURE(q);
+      CHECK(got[std::size_t(q)] == want);
+    }
+  };
+  for (long n : {1L, 7L, 256L, 300L}) check(extent<1>(n), 1);
+  for (auto x : {extent<2>(1, 1), extent<2>(9, 33), extent<2>(37, 70), extent<2>(3, 2)}) {
+    check(x, 1);
+    check(x, 2);
+  }
+  for (auto x : {extent<3>(2, 5, 40), extent<3>(5, 9, 3)}) check(x, 1);
+
+  // The buffer's first section under a shift (not staged: it receives another index) and two
+  // sections beside it: the box is theirs, offsets from that first section.
+  using ix = tessera::index<2>;
+  const extent<2> full(41, 75), in(37, 70);
+  const auto v = ints(full);
+  const array<double, 2> A(full, v.begin(), v.end());
+  array<double, 2> B(full);
+  B = 0.0;
+  const auto e3 = shift(A.section(ix(2, 1), in), ix(1, 0), boundary::zero) +
+                  2.0 * A.section(ix(2, 3), in) + 3.0 * A.section(ix(4, 2), in);
+  assign(B.section(ix(2, 2), in), e3);
+  const auto g3 = B.to_vector();
+  for (long i = 0; i < in[0]; ++i)
+    for (long j = 0; j < in[1]; ++j) {
+      auto a = [&](long p, long q) {
+        return v[std::size_t(p * full[1] + q)];
+      };
+      const double want =
+          (i + 1 < in[0] ? a(i + 3, j + 1) : 0.0) + 2 * a(i + 2, j + 3) + 3 * a(i + 4, j + 2);
+      CHECK(g3[std::size_t((i + 2) * full[1] + j + 2)] == want);
+    }
+
+  // The plan: PRK's star of radius 2 as sections, under the GPU mapping a team per 8 x 32
+  // tile and A's box in scratch; on CPUs the rows kernel reading A (cached rows).
+  auto P = [&](long di, long dj) {
+    return A.section(ix(2 + di, 2 + dj), extent<2>(37, 71));
+  };
+  const auto star = 0.25 * (P(0, 1) - P(0, -1) + P(1, 0) - P(-1, 0)) +
+                    0.125 * (P(0, 2) - P(0, -2) + P(2, 0) - P(-2, 0));
+  const auto p = plan(B.section(ix(2, 2), extent<2>(37, 71)), star);
+  REQUIRE(p.kernels.size() == 1);
+  const auto& k = p.kernels[0];
+  const std::string text = codegen::to_string(p);
+  CAPTURE(text);
+  if (t.thread_per_logical) {
+    CHECK(k.policy == "TeamPolicy");
+    CHECK(k.tile == std::vector<std::int64_t>{8, 32});
+    CHECK(k.league_size == 5 * 3);
+    REQUIRE(k.stencil_stages.size() == 1);
+    const auto& st = k.stencil_stages[0];
+    CHECK(st.sections);
+    CHECK(st.shifts.size() == 8);
+    CHECK(st.box == std::vector<std::int64_t>{8 + 4, 32 + 4});
+    CHECK(st.bytes == std::size_t(12 * 36) * sizeof(double));
+    CHECK(k.barriers.size() == 1);
+    CHECK(has(text, "A (tile + halo) : double[12x36] -> scratch"));
+    CHECK(has(text, "8 overlapping sections read it, halo -2..+2 x -2..+2, inside the array"));
+  } else {
+    CHECK(k.stencil_stages.empty());
+  }
+  B = 0.0;
+  assign(B.section(ix(2, 2), extent<2>(37, 71)), star);
+  const auto g4 = B.to_vector();
+  for (long i = 2; i < 39; ++i)
+    for (long j = 2; j < 73; ++j) {
+      auto a = [&](long p2, long q2) {
+        return v[std::size_t(p2 * full[1] + q2)];
+      };
+      const double want = 0.25 * (a(i, j + 1) - a(i, j - 1) + a(i + 1, j) - a(i - 1, j)) +
+                          0.125 * (a(i, j + 2) - a(i, j - 2) + a(i + 2, j) - a(i - 2, j));
+      CHECK(g4[std::size_t(i * full[1] + j)] == doctest::Approx(want).epsilon(1e-12));
+    }
+}
+
 TEST_CASE("shift of non-elementwise operands, aliasing destinations, interior updates") {
   const auto ea = tt::small_ints(13, 9);
   array<double, 2> A = tt::make<double>(ea);

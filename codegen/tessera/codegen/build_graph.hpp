@@ -104,6 +104,25 @@ constexpr int kind_count() {
   return (E::traits.kind == K ? 1 : 0) +
          children_kind_count<C, K>(std::make_index_sequence<std::tuple_size_v<C>>{});
 }
+/// True for a terminal that wraps an array_view.
+template <class E>
+inline constexpr bool is_view_terminal = false;
+template <class T, int N>
+inline constexpr bool is_view_terminal<terminal<array_view<T, N>>> = true;
+/// Terminals of E that wrap an array_view: only views can be overlapping sections of one
+/// buffer (two arrays never share memory), so only expressions with one may stage sections.
+template <class E>
+constexpr int view_terminal_count();
+template <class Tuple, std::size_t... I>
+constexpr int children_view_terminal_count(std::index_sequence<I...>) {
+  return (0 + ... + view_terminal_count<std::remove_cvref_t<std::tuple_element_t<I, Tuple>>>());
+}
+template <class E>
+constexpr int view_terminal_count() {
+  using C = children_t<E>;
+  return (is_view_terminal<E> ? 1 : 0) +
+         children_view_terminal_count<C>(std::make_index_sequence<std::tuple_size_v<C>>{});
+}
 /// Nodes of fusion role R in the tree of E.
 template <class E, fusion_role R>
 constexpr int role_count();

@@ -107,11 +107,20 @@ struct gemm_params : gemm_blocking {
 /// policy applied) before a barrier.
 struct stencil_stage {
   std::string operand;                ///< the array's name in the plan ("A")
-  std::vector<int> shifts;            ///< the shift nodes (pre-order ids) reading the box
+  std::vector<int> shifts;            ///< the nodes (pre-order ids) reading the box: shifts,
+                                      ///< or terminals where `sections`
   std::vector<std::int64_t> lo, hi;   ///< smallest and largest offset per dimension
   std::vector<std::int64_t> box;      ///< tile + hi - lo per dimension (elements)
   std::string boundary;               ///< the shifts' boundary policy
   std::size_t offset = 0, bytes = 0;  ///< the box in the team's scratch (level 0)
+  /// Overlapping sections of one buffer instead of shifts: `offsets` holds each member's index
+  /// offset from the buffer's first section (members x rank), and [span_lo, span_hi] the
+  /// elements, counted from that section's first element along its strides, that the members'
+  /// memory spans: the box is loaded only there (a star stencil's box corners may lie outside
+  /// the array), and every member reads inside it.
+  bool sections = false;
+  std::vector<std::int64_t> offsets;
+  std::int64_t span_lo = 0, span_hi = 0;
 };
 
 /// One kernel launch (a Kokkos TeamPolicy, or a range policy for simple kernels).
@@ -194,6 +203,21 @@ inline std::string list_dims(const std::vector<std::int64_t>& v) {
   for (std::size_t i = 0; i < v.size(); ++i) {
     if (i) s += 'x';
     s += std::to_string(v[i]);
+  }
+  return s;
+}
+
+/// "lo..+hi x ..." for the smallest and largest read offsets of a stencil operand per
+/// dimension. Shifts are offsets from the element computed; sections have no centre of their
+/// own (`from_middle`): their offsets are printed from the middle of the box they span
+/// (rounded down), so a star of sections reads as its radius.
+inline std::string halo_text(const std::vector<std::int64_t>& lo,
+                             const std::vector<std::int64_t>& hi, bool from_middle) {
+  std::string s;
+  for (std::size_t d = 0; d < lo.size() && d < hi.size(); ++d) {
+    const std::int64_t c = from_middle ? (lo[d] + hi[d] - ((lo[d] + hi[d]) % 2 != 0)) / 2 : 0;
+    s += (d ? " x " : "") + std::to_string(lo[d] - c) + ".." + (hi[d] - c >= 0 ? "+" : "") +
+         std::to_string(hi[d] - c);
   }
   return s;
 }

@@ -118,20 +118,13 @@ inline std::string input_role(const input_reads& r) {
   bool shifted = false;
   for (std::size_t d = 0; d < r.lo.size(); ++d) shifted = shifted || r.lo[d] != 0 || r.hi[d] != 0;
   if (!shifted) return r.reads > 1 ? "input, read " + std::to_string(r.reads) + " times" : "input";
-  // Sections have no centre of their own: their offsets are measured from the middle of the
-  // box they span (rounded down), so a star of sections reads as its radius.
-  const bool sections = r.sections.size() > 1;
+  const bool sections = r.sections.size() > 1;  // offsets from the middle (halo_text)
   std::string s =
       "input; stencil operand: " + std::to_string(r.reads) + (r.reads == 1 ? " read" : " reads") +
       (sections ? " through " + std::to_string(r.sections.size()) + " overlapping sections (" +
                       r.sections.front() + ".." + r.sections.back() + ")"
                 : std::string()) +
-      ", halo ";
-  for (std::size_t d = 0; d < r.lo.size(); ++d) {
-    const std::int64_t c = sections ? (r.lo[d] + r.hi[d] - ((r.lo[d] + r.hi[d]) % 2 != 0)) / 2 : 0;
-    s += (d ? " x " : "") + std::to_string(r.lo[d] - c) + ".." + (r.hi[d] - c >= 0 ? "+" : "") +
-         std::to_string(r.hi[d] - c);
-  }
+      ", halo " + halo_text(r.lo, r.hi, sections);
   if (!r.boundaries.empty()) {
     s += ", boundary ";
     for (std::size_t i = 0; i < r.boundaries.size(); ++i) s += (i ? "/" : "") + r.boundaries[i];

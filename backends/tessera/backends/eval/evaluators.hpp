@@ -109,28 +109,79 @@ constexpr int child_id(int id) {
   return id + 1 + codegen::nodes_before_child<E, K>();
 }
 
+/// An array or view. In a staged stencil kernel whose plan lists it among the overlapping
+/// sections of one buffer (a stencil stage with `sections`), it reads the team's box of that
+/// buffer at its offset instead; the stage's first section loads the box.
 template <class A>
 struct eval<terminal<A>> {
   using T = std::remove_const_t<typename A::value_type>;
   static constexpr int N = A::rank;
   tessera::impl::strided_ref<const T, N> r;
+  int stage = -1;       ///< the stencil stage whose box this section reads (-1: none)
+  bool leader = false;  ///< this section loads the box
+  index<N> off;         ///< this section's offset from the buffer's first section
+  index<N> box_lo;      ///< the box's first element, relative to the tile origin
+  extent<N> box;        ///< the box's extent
+  index_type span_lo = 0, span_hi = 0;  ///< the sections' memory, from the first one's start
   eval() = default;
-  eval(const terminal<A>& e, int, const build_ctx&) {
+  eval(const terminal<A>& e, int id, const build_ctx& b) {
     const auto x = e.a.ref();
     r.p = x.p;
     for (int d = 0; d < N; ++d) r.s[d] = x.s[d];
+    if (!b.stencil) return;
+    for (std::size_t s = 0; s < b.stencil->size(); ++s) {
+      const auto& st = (*b.stencil)[s];
+      if (!st.sections || st.box.size() != std::size_t(N)) continue;
+      for (std::size_t m = 0; m < st.shifts.size(); ++m)
+        if (st.shifts[m] == id) {
+          stage = int(s);
+          leader = m == 0;
+          for (int d = 0; d < N; ++d) {
+            off[d] = st.offsets[m * std::size_t(N) + std::size_t(d)];
+            box_lo[d] = st.lo[std::size_t(d)];
+            box[d] = st.box[std::size_t(d)];
+          }
+          span_lo = st.span_lo;
+          span_hi = st.span_hi;
+        }
+    }
   }
   template <class C>
   TESSERA_FORCEINLINE T flat(const C&, index_type k) const {
     return r.p[k];
   }
   template <class C>
-  TESSERA_FORCEINLINE T at(const C&, const index<N>& i) const {
+  TESSERA_FORCEINLINE T at(const C& c, const index<N>& i) const {
+    if constexpr (C::stencil) {
+      if (stage >= 0) {
+        index_type q = 0;
+        for (int d = 0; d < N; ++d) q = q * box[d] + (i[d] + off[d] - c.origin[d] - box_lo[d]);
+        return static_cast<const T*>(c.staged[stage])[q];
+      }
+    }
     return r.at(i);
   }
   template <class C>
-  TESSERA_FORCEINLINE T at(const C&, index_type i, index_type j) const {
+  TESSERA_FORCEINLINE T at(const C& c, index_type i, index_type j) const {
+    if constexpr (C::stencil) return at(c, index<2>(i, j));
     return r.p[i * r.s[0] + j];
+  }
+  /// Elements of the box this section loads.
+  TESSERA_INLINE index_type box_elements() const { return box.size(); }
+  /// Loads element e (row-major) of the box: the buffer at the tile origin + box_lo + e's
+  /// position, counted from the first section; positions outside the sections' memory (which
+  /// no section reads) are left as they are.
+  template <class C>
+  TESSERA_FORCEINLINE void stage_element(const C& c, index_type e) const {
+    index<N> j = tessera::impl::unflatten(box, e);
+    index_type from_first = 0, from_this = 0;
+    for (int d = 0; d < N; ++d) {
+      j[d] += c.origin[d] + box_lo[d];
+      from_first += j[d] * r.s[d];
+      from_this += (j[d] - off[d]) * r.s[d];
+    }
+    if (from_first >= span_lo && from_first <= span_hi)
+      static_cast<T*>(c.staged[stage])[e] = r.p[from_this];
   }
   /// Rank 2: the first element of row i and the row stride, for block copies.
   TESSERA_FORCEINLINE const T* row_ptr(index_type i) const { return r.p + i * r.s[0]; }
@@ -139,8 +190,11 @@ struct eval<terminal<A>> {
   TESSERA_INLINE void visit_staged(F&&) const {}
   template <class O, class F>
   TESSERA_INLINE void visit_shifts(const O&, F&&) const {}
+  /// Reports this section when it loads a box.
   template <class F>
-  TESSERA_INLINE void visit_stencil(F&&) const {}
+  TESSERA_INLINE void visit_stencil(F&& f) const {
+    if (stage >= 0 && leader) f(*this);
+  }
 };
 
 template <class T>
@@ -260,7 +314,7 @@ struct eval<shift_node<A>> {
     for (std::size_t s = 0; s < b.stencil->size(); ++s) {
       const auto& st = (*b.stencil)[s];
       for (std::size_t m = 0; m < st.shifts.size(); ++m)
-        if (st.shifts[m] == id && st.box.size() == std::size_t(N)) {
+        if (!st.sections && st.shifts[m] == id && st.box.size() == std::size_t(N)) {
           stage = int(s);
           leader = m == 0;
           for (int d = 0; d < N; ++d) {

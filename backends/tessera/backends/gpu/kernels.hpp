@@ -59,9 +59,10 @@ struct elementwise_indexed {
 };
 
 /// Staged stencils: a team per output tile (plan.tile, rank N); phase 0 loads every stencil
-/// operand's box (the tile grown by its shifts' halo, boundary policy applied) into its scratch
-/// slot, members striding over the box in row-major order (coalesced rows); the plan's barrier;
-/// phase 1 evaluates the tile's in-range elements, each staged shift reading the box.
+/// operand's box (the tile grown by its shifts' or sections' halo, boundary policy applied)
+/// into its scratch slot, members striding over the box in row-major order (coalesced rows);
+/// the plan's barrier; phase 1 evaluates the tile's in-range elements, each staged shift or
+/// section reading the box.
 template <int K, class Ev, class T, int N, class Member>
 struct staged_stencil_kernel {
   Ev ev;
@@ -299,8 +300,12 @@ struct kernels {
                           const tessera::impl::strided_ref<T, N>& out, const extent<N>& ext) {
     const index_type n = ext.size();
     if (n == 0) return;
-    // Only expressions with shifts instantiate the staged form (plans stage nothing else).
-    if constexpr (codegen::kind_count<typename eval::expr_of<Ev>::type, node_kind::shift>() > 0) {
+    // Only expressions with shifts, or with two arrays one of which is a view (sections of one
+    // buffer), instantiate the staged form (plans stage nothing else).
+    using X = typename eval::expr_of<Ev>::type;
+    if constexpr (codegen::kind_count<X, node_kind::shift>() > 0 ||
+                  (codegen::view_terminal_count<X>() > 0 &&
+                   codegen::kind_count<X, node_kind::terminal>() >= 2)) {
       if (!k.stencil_stages.empty()) {
         staged_stencil(exec, k, ev, out, ext);
         return;
@@ -321,7 +326,9 @@ struct kernels {
   template <class Ev, class T, int N>
   static void staged_stencil(const Space& exec, const codegen::kernel_plan& k, const Ev& ev,
                              const tessera::impl::strided_ref<T, N>& out, const extent<N>& ext) {
-    constexpr int K = codegen::kind_count<typename eval::expr_of<Ev>::type, node_kind::shift>();
+    using X = typename eval::expr_of<Ev>::type;
+    constexpr int K =
+        codegen::kind_count<X, node_kind::shift>() + codegen::kind_count<X, node_kind::terminal>();
     // The kernel: one scratch slot per stage holding its box; one barrier between staging
     // and evaluating.
     backends::impl::kernel_shape shape;
@@ -336,7 +343,7 @@ struct kernels {
       throw plan_error("tessera: the GPU staged stencil kernel cannot run plan '" + k.name +
                        "': tile " + codegen::list_dims(k.tile) + " for a rank-" +
                        std::to_string(N) + " output, " + std::to_string(k.stencil_stages.size()) +
-                       " staged operands for " + std::to_string(K) + " shifts");
+                       " staged operands for " + std::to_string(K) + " shifts and arrays");
     extent<N> tile, tiles;
     index_type league = 1;
     for (int d = 0; d < N; ++d) {

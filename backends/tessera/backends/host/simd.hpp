@@ -139,9 +139,11 @@ TESSERA_HOST_FORCEINLINE auto widen(const V& v) {
 #if defined(TESSERA_HOST_X86_SIMD)
       if constexpr (std::is_same_v<T, float> && std::is_same_v<A, double>) {
 #if defined(__AVX512F__)
-        if constexpr (W == 8) return reinterpret_cast<AV>(_mm512_cvtps_pd(reinterpret_cast<__m256>(v)));
+        if constexpr (W == 8)
+          return reinterpret_cast<AV>(_mm512_cvtps_pd(reinterpret_cast<__m256>(v)));
 #endif
-        if constexpr (W == 4) return reinterpret_cast<AV>(_mm256_cvtps_pd(reinterpret_cast<__m128>(v)));
+        if constexpr (W == 4)
+          return reinterpret_cast<AV>(_mm256_cvtps_pd(reinterpret_cast<__m128>(v)));
       }
 #endif
       return __builtin_convertvector(v, AV);
