@@ -16,6 +16,11 @@
 #include <type_traits>
 #include <utility>
 
+namespace tessera {
+template <class T, int N>
+class array_view;
+}  // namespace tessera
+
 namespace tessera::codegen {
 
 /// Calls f(child) for every child of node e, in order.
@@ -104,11 +109,18 @@ constexpr int kind_count() {
   return (E::traits.kind == K ? 1 : 0) +
          children_kind_count<C, K>(std::make_index_sequence<std::tuple_size_v<C>>{});
 }
+template <class A>
+inline constexpr bool is_array_view = false;
+template <class T, int N>
+inline constexpr bool is_array_view<tessera::array_view<T, N>> = true;
 /// True for a terminal that wraps an array_view.
 template <class E>
-inline constexpr bool is_view_terminal = false;
-template <class T, int N>
-inline constexpr bool is_view_terminal<terminal<array_view<T, N>>> = true;
+constexpr bool is_view_terminal() {
+  if constexpr (E::traits.kind == node_kind::terminal)
+    return is_array_view<std::remove_cvref_t<decltype(std::declval<const E&>().a)>>;
+  else
+    return false;
+}
 /// Terminals of E that wrap an array_view: only views can be overlapping sections of one
 /// buffer (two arrays never share memory), so only expressions with one may stage sections.
 template <class E>
@@ -120,7 +132,7 @@ constexpr int children_view_terminal_count(std::index_sequence<I...>) {
 template <class E>
 constexpr int view_terminal_count() {
   using C = children_t<E>;
-  return (is_view_terminal<E> ? 1 : 0) +
+  return (is_view_terminal<E>() ? 1 : 0) +
          children_view_terminal_count<C>(std::make_index_sequence<std::tuple_size_v<C>>{});
 }
 /// Nodes of fusion role R in the tree of E.
