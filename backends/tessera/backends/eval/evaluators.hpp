@@ -9,7 +9,7 @@
 ///  * `ev.at(c, idx)` — element at index<N> idx; rank 2 also `ev.at(c, i, j)`;
 ///  * `ev.visit_staged(f)` — calls f(t) for every transpose staged by this kernel;
 ///  * `ev.visit_stencil(f)` — calls f(s) for each stencil operand box this kernel stages (the
-///    shift that loads it: `s.box_elements()`, `s.stage_element(c, e)`);
+///    shift or section that loads it: `s.box_elements()`, `s.stage_element(c, e)`);
 ///  * `ev.visit_shifts(o, f)` — calls f(offset, extent) for every shift evaluated inline, with
 ///    its offset from the index being computed (o plus the offsets of the shifts above it)
 ///    and its operand's extent.
