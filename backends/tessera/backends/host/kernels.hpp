@@ -103,8 +103,9 @@ struct kernels {
   /// \tparam K power of two  \tparam L lanes, a multiple of the target's lanes of A
   template <int K, int L, class T, class A>
   requires(simd::bytes > 0 && std::is_arithmetic_v<T> && std::is_arithmetic_v<A> &&
-           simd::lanes<A> > 1 && L % simd::lanes<A> == 0) TESSERA_SIMD_FULL_WIDTH
-      TESSERA_HOST_FORCEINLINE static void block_fold(const T* p, index_type groups, A* acc) {
+           simd::lanes<A> > 1 &&
+           L % simd::lanes<A> == 0) TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE
+      static void block_fold(const T* p, index_type groups, A* acc) {
     constexpr int W = simd::lanes<A>;
     block_fold_regs<K, L, W>(p, groups, acc, std::make_index_sequence<L / W>{});
   }

@@ -68,14 +68,14 @@ TESSERA_HOST_FORCEINLINE void transpose_rows(row_vec<T, N> r[N]) {
   stage(std::integral_constant<int, 1>{});
 }
 
-/// The N x N sub-block at `in` (row stride ld) transposed to `out` (row stride ldo), or, with
-/// a non-null `line`, to `line(k)` for output row k. Every load and store is spelled out (one
-/// per row, no loop): a loop over a V[N] array kept the rows on the stack, and GCC split the
-/// loads into 16-byte halves that the 32-byte shuffle loads could not forward from (AVX2
-/// 8192^2 float transpose 12.6 GB/s).
+/// The N x N sub-block at `in` (row stride ld) transposed in registers, output row k handed
+/// to store(k, row) (a plain, streaming or buffered store). Every load and store is spelled
+/// out (one per row, no loop): a loop over a V[N] array kept the rows on the stack, and GCC
+/// split the loads into 16-byte halves that the 32-byte shuffle loads could not forward from
+/// (AVX2 8192^2 float transpose 12.6 GB/s).
 template <class T, class E, int N, class Store, std::size_t... K>
-TESSERA_HOST_FORCEINLINE void transpose_sub_block(const T* in, std::ptrdiff_t ld, const Store& store,
-                                                  std::index_sequence<K...>) {
+TESSERA_HOST_FORCEINLINE void transpose_sub_block(const T* in, std::ptrdiff_t ld,
+                                                  const Store& store, std::index_sequence<K...>) {
   using V = row_vec<E, N>;
   V r[N] = {simd::load<V>(in + std::ptrdiff_t(K) * ld)...};
   transpose_rows<E, N>(r);

@@ -47,7 +47,9 @@ struct int_sum_rule {
 /// Rules whose lane step is a plain a += acc_type(x) (a rule's `lane_add`): a backend may then
 /// add whole runs of blocks into the lanes with its own vector code (reduce/fold.hpp).
 template <class R>
-concept lane_add_rule = requires { requires R::lane_add; };
+concept lane_add_rule = requires {
+  requires R::lane_add;
+};
 
 /// Sums of floating types narrower than double (float): blocks of 16 elements, one per lane
 /// and 16 lanes apart, are added in float by a pairwise tree (4 roundings of 2^-24), then
