@@ -4,9 +4,10 @@
 // (plan(dst, e)); shift(e, d, boundary) against a naive reference (every boundary policy, ranks
 // 1-3, offsets inside, at and far beyond the extent), star stencils of radius 1-4 as one
 // kernel, shifts of non-elementwise operands, destinations overlapping the shifted operand,
-// interior updates through sections. References are Eigen arrays or naive loops on copies;
-// shapes include 0, 1, primes and tile non-multiples, with seeded random data. Elementwise
-// results compare within 1e-6 relative (float); small-integer data compares exactly.
+// interior updates through sections, rows of every length and start alignment. References are Eigen
+// arrays or naive loops on copies; shapes include 0, 1, primes and tile non-multiples, with seeded
+// random data. Elementwise results compare within 1e-6 relative (float); small-integer data
+// compares exactly.
 #include "test_util.hpp"
 
 #include <string>
@@ -775,6 +776,55 @@ TEST_CASE("shift of non-elementwise operands, aliasing destinations, interior up
     }
   // Reductions read shifts too.
   CHECK(sum(shift(Ai, tessera::index<2>(5, 5), boundary::periodic)) == doctest::Approx(ea.sum()));
+}
+
+TEST_CASE("rows at every alignment: sections and shifts around the cache-line-aligned loop") {
+  // CPU backends start each row's main loop at the first column whose store begins a cache
+  // line (rows of at least 128 elements), after the columns before it: every start column and
+  // row length around that threshold, float and double, sections and shifts (whose interior
+  // columns are the main loop), with exact values and the rest of the destination untouched.
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    CAPTURE(sizeof(T));
+    for (long cols : {1L, 17L, 127L, 128L, 129L, 143L, 200L})
+      for (long c0 = 0; c0 < 18; c0 += (cols > 100 ? 1 : 5)) {
+        CAPTURE(cols);
+        CAPTURE(c0);
+        const extent<2> full(4, cols + c0 + 3), in(2, cols);
+        const auto v = ints(full);
+        const array<T, 2> A(full, v.begin(), v.end());
+        array<T, 2> B(full);
+        B = T(-1);
+        using ix = tessera::index<2>;
+        assign(B.section(ix(1, c0), in), T(2) * A.section(ix(1, c0 + 1), in) -
+                                             A.section(ix(0, c0), in) +
+                                             A.section(ix(2, c0 + 3), in));
+        const auto got = B.to_vector();
+        for (long i = 0; i < full[0]; ++i)
+          for (long j = 0; j < full[1]; ++j) {
+            const bool inside = i >= 1 && i < 3 && j >= c0 && j < c0 + cols;
+            const auto at = [&](long r, long c) {
+              return v[std::size_t(r * full[1] + c)];
+            };
+            const double want = inside ? 2 * at(i, j + 1) - at(i - 1, j) + at(i + 1, j + 3) : -1.0;
+            CAPTURE(i);
+            CAPTURE(j);
+            CHECK(double(got[std::size_t(i * full[1] + j)]) == want);
+          }
+        // Shifts: full rows of cols + c0 + 3 elements, whose interior columns start anywhere.
+        array<T, 2> C(full);
+        C = shift(A, ix(0, 2), boundary::zero) - shift(A, ix(1, -1), boundary::clamp) + A;
+        const auto xp = ref_shift(v, full, ix(0, 2), boundary::zero),
+                   xm = ref_shift(v, full, ix(1, -1), boundary::clamp);
+        const auto gc = C.to_vector();
+        for (std::size_t q = 0; q < v.size(); ++q) {
+          CAPTURE(q);
+          CHECK(double(gc[q]) == xp[q] - xm[q] + v[q]);
+        }
+      }
+  };
+  run(0.0f);
+  run(0.0);
 }
 
 TEST_CASE("shift: offsets out of range are rejected before any kernel runs") {
