@@ -231,3 +231,33 @@ TEST_CASE("the default backend's float matmul plan") {
 }
 
 }  // namespace
+
+TEST_CASE("plan cache: overlapping sections in arrays of other widths get plans of their own") {
+  // Under the GPU mapping the memory a stage of overlapping sections spans is counted in the
+  // array's strides: the same section extents and offsets in an array of another width must
+  // not reuse the first plan (a reused span skipped the end of the box: wrong values).
+  const auto t = gpu_target();
+  using ix = tessera::index<2>;
+  const extent<2> in(2, 17);
+  for (long width : {20L, 25L, 20L, 40L}) {
+    CAPTURE(width);
+    array<double, 2> A(4, width), B(4, width);
+    const auto e =
+        2.0 * A.section(ix(1, 1), in) - A.section(ix(0, 0), in) + A.section(ix(2, 3), in);
+    const auto dst = B.section(ix(1, 0), in).describe_memory();
+    using E = std::remove_cvref_t<decltype(e)>;
+    const auto& low = codegen::plan_cache<E>::get(e, &dst, 7, [&] { return t; });
+    REQUIRE(low.plan.kernels.size() == 1);
+    const auto& st = low.plan.kernels[0].stencil_stages;
+    REQUIRE(st.size() == 1);
+    // The first section's span and each member's, from the first one's first element.
+    const std::int64_t last = 1 * width + 16;
+    CHECK(st[0].span_lo == std::min<std::int64_t>({0, -width - 1, width + 2}));
+    CHECK(st[0].span_hi == last + std::max<std::int64_t>({0, -width - 1, width + 2}));
+    // A fingerprint differs exactly where the strides do.
+    array<double, 2> A2(4, width + 1);
+    const auto e2 =
+        2.0 * A2.section(ix(1, 1), in) - A2.section(ix(0, 0), in) + A2.section(ix(2, 3), in);
+    CHECK(codegen::fingerprint(e, &dst) != codegen::fingerprint(e2, &dst));
+  }
+}

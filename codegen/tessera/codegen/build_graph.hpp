@@ -317,13 +317,14 @@ expr_graph build_graph(const E& e, const tessera::impl::captured_buffer* dst = n
 
 /// Entries of the fingerprint of an expression type E.
 template <class E>
-inline constexpr int fingerprint_size = 12 * node_count<E>() + 1;
+inline constexpr int fingerprint_size = 15 * node_count<E>() + 1;
 
 /// Everything a plan of `e` depends on besides its type: per node its extent (3), schedule (3),
 /// and for terminals how they overlap `dst` and whether they are contiguous; per terminal its
-/// buffer identity class (which terminals share memory and strides) and which earlier
-/// terminal it is an overlapping section of, at which offset (3); last, the destination's
-/// element type (its type-name function: one per type). No allocation.
+/// buffer identity class (which terminals share memory and strides), which earlier terminal it
+/// is an overlapping section of, at which offset (3), and its strides (3: the memory a stage of
+/// overlapping sections spans is counted in them); last, the destination's element type (its
+/// type-name function: one per type). No allocation.
 template <class E>
 std::array<std::int64_t, fingerprint_size<E>> fingerprint(
     const E& e, const tessera::impl::captured_buffer* dst) {
@@ -362,12 +363,13 @@ std::array<std::int64_t, fingerprint_size<E>> fingerprint(
         key[k + 8] = l + 1;
         for (int d = 0; d < 3; ++d) key[k + 9 + d] = off[d];
       }
+      for (int d = 0; d < 3; ++d) key[k + 12 + d] = b.stride[d];
     } else if constexpr (requires { n.plan_key(); }) {
       const auto pk = n.plan_key();
       key[k + 6] = pk[0];
       key[k + 7] = pk[1];
     }
-    k += 12;
+    k += 15;
     for_each_child(n, [&](const auto& c) { self(self, c); });
   };
   visit(visit, e);
