@@ -96,57 +96,59 @@ constexpr fused_kernel fused_kernel_of() {
   return fuse_frontier(f, n);
 }
 
-/// Nodes of kind K in the tree of E.
-template <class E, node_kind K>
-constexpr int kind_count();
-template <class Tuple, node_kind K, std::size_t... I>
-constexpr int children_kind_count(std::index_sequence<I...>) {
-  return (0 + ... + kind_count<std::remove_cvref_t<std::tuple_element_t<I, Tuple>>, K>());
-}
-template <class E, node_kind K>
-constexpr int kind_count() {
+/// Nodes of E's tree (E included) for which P::template test<Node>() is true.
+template <class P, class E>
+constexpr int count_nodes() {
   using C = children_t<E>;
-  return (E::traits.kind == K ? 1 : 0) +
-         children_kind_count<C, K>(std::make_index_sequence<std::tuple_size_v<C>>{});
+  return (P::template test<E>() ? 1 : 0) + []<std::size_t... I>(std::index_sequence<I...>) {
+    return (0 + ... + count_nodes<P, std::remove_cvref_t<std::tuple_element_t<I, C>>>());
+  }
+  (std::make_index_sequence<std::tuple_size_v<C>>{});
 }
+template <node_kind K>
+struct of_kind {
+  template <class E>
+  static constexpr bool test() {
+    return E::traits.kind == K;
+  }
+};
+template <fusion_role R>
+struct of_role {
+  template <class E>
+  static constexpr bool test() {
+    return E::traits.role == R;
+  }
+};
 template <class A>
 inline constexpr bool is_array_view = false;
 template <class T, int N>
 inline constexpr bool is_array_view<tessera::array_view<T, N>> = true;
-/// True for a terminal that wraps an array_view.
-template <class E>
-constexpr bool is_view_terminal() {
-  if constexpr (E::traits.kind == node_kind::terminal)
-    return is_array_view<std::remove_cvref_t<decltype(std::declval<const E&>().a)>>;
-  else
-    return false;
+/// A terminal that wraps an array_view.
+struct view_terminal {
+  template <class E>
+  static constexpr bool test() {
+    if constexpr (E::traits.kind == node_kind::terminal)
+      return is_array_view<std::remove_cvref_t<decltype(std::declval<const E&>().a)>>;
+    else
+      return false;
+  }
+};
+
+/// Nodes of kind K in the tree of E.
+template <class E, node_kind K>
+constexpr int kind_count() {
+  return count_nodes<of_kind<K>, E>();
 }
 /// Terminals of E that wrap an array_view: only views can be overlapping sections of one
 /// buffer (two arrays never share memory), so only expressions with one may stage sections.
 template <class E>
-constexpr int view_terminal_count();
-template <class Tuple, std::size_t... I>
-constexpr int children_view_terminal_count(std::index_sequence<I...>) {
-  return (0 + ... + view_terminal_count<std::remove_cvref_t<std::tuple_element_t<I, Tuple>>>());
-}
-template <class E>
 constexpr int view_terminal_count() {
-  using C = children_t<E>;
-  return (is_view_terminal<E>() ? 1 : 0) +
-         children_view_terminal_count<C>(std::make_index_sequence<std::tuple_size_v<C>>{});
+  return count_nodes<view_terminal, E>();
 }
 /// Nodes of fusion role R in the tree of E.
 template <class E, fusion_role R>
-constexpr int role_count();
-template <class Tuple, fusion_role R, std::size_t... I>
-constexpr int children_role_count(std::index_sequence<I...>) {
-  return (0 + ... + role_count<std::remove_cvref_t<std::tuple_element_t<I, Tuple>>, R>());
-}
-template <class E, fusion_role R>
 constexpr int role_count() {
-  using C = children_t<E>;
-  return (E::traits.role == R ? 1 : 0) +
-         children_role_count<C, R>(std::make_index_sequence<std::tuple_size_v<C>>{});
+  return count_nodes<of_role<R>, E>();
 }
 
 /// How a terminal's memory `t` relates to the destination's `dst` (nullptr: a fresh array).
