@@ -827,6 +827,89 @@ TEST_CASE("rows at every alignment: sections and shifts around the cache-line-al
   run(0.0);
 }
 
+TEST_CASE("a section destination of contiguous operands: every kernel family, rest untouched") {
+  // The destination's row stride differs from its width: a kernel that stored it as one flat
+  // run wrote past each row (into the gap) and left later rows unwritten. Elementwise chains,
+  // fills, generated values, transposes, matmuls, tile_mean, a destination its own operand
+  // overlaps (temporary, then the copy), and float into double; sizes 1, primes and
+  // non-multiples of the tile.
+  for (auto [r, c] : std::vector<std::array<long, 2>>{{1, 1}, {2, 3}, {7, 13}, {33, 65}}) {
+    CAPTURE(r);
+    CAPTURE(c);
+    using ix = tessera::index<2>;
+    const ix o(1, 2);
+    const extent<2> in(r, c), full(r + 3, c + 5);
+    const auto ea = tt::small_ints(r, c), eb = tt::small_ints(r, c), et = tt::small_ints(c, r);
+    const array<double, 2> A = tt::make<double>(ea), Bm = tt::make<double>(eb),
+                           At = tt::make<double>(et);
+    const array<float, 2> Af = tt::make<float>(ea);
+    // want(i, j) inside the section, -1 outside.
+    auto check = [&](const array<double, 2>& D, const auto& want) {
+      const Eigen::MatrixXd h = to_eigen(D);
+      for (long i = 0; i < full[0]; ++i)
+        for (long j = 0; j < full[1]; ++j) {
+          CAPTURE(i);
+          CAPTURE(j);
+          const bool inside = i >= o[0] && i < o[0] + r && j >= o[1] && j < o[1] + c;
+          CHECK(h(i, j) == (inside ? double(want(i - o[0], j - o[1])) : -1.0));
+        }
+    };
+    array<double, 2> D(full);
+    D = -1.0;
+    assign(D.section(o, in), 2.0 * A + Bm);
+    check(D, [&](long i, long j) { return 2 * ea(i, j) + eb(i, j); });
+    if (r > 1)  // one row of a wider array is contiguous
+      CHECK(has(explain(D.section(o, in), 2.0 * A + Bm), "(the destination is a section)"));
+    D = -1.0;
+    assign(D.section(o, in), Af * 2.f);  // float expression, double destination
+    check(D, [&](long i, long j) { return 2 * ea(i, j); });
+    D = -1.0;
+    fill(D.section(o, in), 5.0);
+    check(D, [&](long, long) { return 5.0; });
+    D = -1.0;
+    assign(D.section(o, in), generate(
+                                 in, TESSERA_KERNEL(const tessera::index<2>& i) {
+                                       return double(i[0] * 100 + i[1]);
+                                     }) +
+                                 A);
+    check(D, [&](long i, long j) { return double(i * 100 + j) + ea(i, j); });
+    D = -1.0;
+    assign(D.section(o, in), transpose(At));
+    check(D, [&](long i, long j) { return et(j, i); });
+    D = -1.0;
+    if (r == c) {
+      D = -1.0;
+      assign(D.section(o, in), matmul(A, Bm) + A);
+      const Eigen::MatrixXd mm = ea * eb + ea;
+      check(D, [&](long i, long j) { return mm(i, j); });
+    }
+    // tile_mean of a (2r x 2c) array into the r x c section.
+    const auto eq = tt::small_ints(2 * r, 2 * c);
+    const array<double, 2> Q = tt::make<double>(eq);
+    D = -1.0;
+    assign(D.section(o, in), tile_mean<2, 2>(Q));
+    check(D, [&](long i, long j) {
+      return (eq(2 * i, 2 * j) + eq(2 * i + 1, 2 * j) + eq(2 * i, 2 * j + 1) +
+              eq(2 * i + 1, 2 * j + 1)) /
+             4.0;
+    });
+    // The destination overlaps its operand at other indices: a temporary, then the copy.
+    array<double, 2> E(full);
+    E = -1.0;
+    assign(E.section(o, in), 1.0 * A);
+    assign(E.section(o, in), E.section(ix(o[0], o[1] + 1), in) + A);
+    const Eigen::MatrixXd he = to_eigen(E);
+    CHECK(he(0, 0) == -1.0);
+    for (long i = 0; i < r; ++i)
+      for (long j = 0; j < c; ++j) {
+        CAPTURE(i);
+        CAPTURE(j);
+        const double right = j + 1 < c ? ea(i, j + 1) : -1.0;
+        CHECK(he(o[0] + i, o[1] + j) == right + ea(i, j));
+      }
+  }
+}
+
 TEST_CASE("shift: offsets out of range are rejected before any kernel runs") {
   array<float, 1> A(4);
   CHECK_THROWS_WITH_AS(shift(A, tessera::index<1>(1 << 20), boundary::zero),

@@ -314,19 +314,20 @@ expr_graph build_graph(const E& e, const tessera::impl::captured_buffer* dst = n
     g.out_dtype = dst->type_name();
     g.out_elem_bytes = dst->elem_bytes;
   }
+  if (dst) g.out_contiguous = contiguous(*dst);
   return g;
 }
 
 /// Entries of the fingerprint of an expression type E.
 template <class E>
-inline constexpr int fingerprint_size = 15 * node_count<E>() + 1;
+inline constexpr int fingerprint_size = 15 * node_count<E>() + 2;
 
 /// Everything a plan of `e` depends on besides its type: per node its extent (3), schedule (3),
 /// and for terminals how they overlap `dst` and whether they are contiguous; per terminal its
 /// buffer identity class (which terminals share memory and strides), which earlier terminal it
 /// is an overlapping section of, at which offset (3), and its strides (3: the memory a stage of
 /// overlapping sections spans is counted in them); last, the destination's element type (its
-/// type-name function: one per type). No allocation.
+/// type-name function: one per type) and whether its elements are contiguous. No allocation.
 template <class E>
 std::array<std::int64_t, fingerprint_size<E>> fingerprint(
     const E& e, const tessera::impl::captured_buffer* dst) {
@@ -376,6 +377,7 @@ std::array<std::int64_t, fingerprint_size<E>> fingerprint(
   };
   visit(visit, e);
   key[k] = dst ? static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(dst->type_name)) : 0;
+  key[k + 1] = dst && !contiguous(*dst) ? 0 : 1;
   return key;
 }
 

@@ -57,6 +57,9 @@ struct expr_graph {
   /// root's type for a fresh array).
   std::string out_dtype = "float";
   std::size_t out_elem_bytes = 4;
+  /// The destination's elements are one contiguous row-major run (false for a section of a
+  /// wider array: the last kernel then stores row by row at the destination's strides).
+  bool out_contiguous = true;
 };
 
 /// The element type kernel-root `root` is stored as: its own type when it goes to a temporary,

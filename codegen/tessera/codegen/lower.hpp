@@ -161,19 +161,21 @@ inline lowered lower(const expr_graph& g, const target& t) {
     if (log) std::fprintf(stderr, "[tessera] after phases + barriers:\n%s", to_string(k).c_str());
     // 4. scratch placement
     place_scratch(k, body, t, "tessera code generator: kernel " + k.name);
-    // 5. thread mapping (elementwise kernels: a flat loop unless an operand is a section or
-    // a generated or shifted node needs the index)
+    // 5. thread mapping (elementwise kernels: a flat loop unless an operand or the
+    // destination is a section, or a generated or shifted node needs the index)
     bool sections = false;
     for (int in : ks.inputs)
       if (g.nodes[in].traits.kind == node_kind::terminal && !g.nodes[in].contiguous)
         sections = true;
-    k.flat_index = !sections && !needs_index(g, out.fusion, ks.root, ks.root);
+    const bool section_out = !ks.writes_temporary && !g.out_contiguous;
+    k.flat_index = !sections && !section_out && !needs_index(g, out.fusion, ks.root, ks.root);
     map_threads(k, g, ks, t);
     k.label = "tessera::" + std::string(to_string(ks.family)) + " " + describe_node(g, ks.root);
     if (!k.tile.empty()) k.label += " tile " + list_dims(k.tile);
     if (!k.flat_index && ks.family == kernel_family::elementwise)
-      k.mapping += sections ? " (an operand is a section)"
-                            : " (a generated or shifted operand needs the index)";
+      k.mapping += sections      ? " (an operand is a section)"
+                   : section_out ? " (the destination is a section)"
+                                 : " (a generated or shifted operand needs the index)";
     // One line per input buffer however many times the kernel reads it (shifts of one array
     // are one stencil operand, with its halo and boundary).
     std::vector<input_reads> reads;
