@@ -8,7 +8,8 @@
 // pattern marks with sched(), random shapes (0, 1, primes, non-multiples of every tile),
 // operands (arrays, array_views over caller memory, sections) and a way of assigning (existing
 // array, eval, constructor, default-constructed array, the output aliasing an operand,
-// overlapping sections of one buffer). The same pattern is evaluated by Eigen in double
+// overlapping sections of one buffer, a section of a wider array whose other elements must stay
+// untouched). The same pattern is evaluated by Eigen in double
 // precision; results must agree within
 //     |tessera - reference| <= 64 u (g + 1) (1 + max |reference|)
 // where u is the largest unit roundoff of the element types involved and g the pattern's error
@@ -650,6 +651,7 @@ enum class mode {
   alias_output,
   overlapping_views,
   compound,
+  section_destination,
   count
 };
 inline const char* to_string(mode m) {
@@ -668,6 +670,8 @@ inline const char* to_string(mode m) {
       return "overlapping sections of one buffer";
     case mode::compound:
       return "D = 3 (fill), D -= e, D *= 2";
+    case mode::section_destination:
+      return "a section of a wider array (the rest must stay untouched)";
     case mode::count:
       break;
   }
@@ -942,6 +946,34 @@ outcome run_typed(const P& p, const case_desc& cd, rng_t& shape_rng) {
         outcome r = compare<V>(got, w, sh.growth, u);
         r.shape = o.shape;
         return r;
+      }
+      case mode::section_destination: {
+        // The output is rows 1.. and columns 2.. of an array two rows and five columns larger,
+        // filled with 7 first: the section gets e, every other element keeps its 7.
+        if constexpr (N == 2 && !std::is_same_v<V, bool>) {
+          const auto x = e.get_extent();
+          tessera::array<V, 2> W(tessera::extent<2>(x[0] + 2, x[1] + 5));
+          W = 7;
+          tessera::assign(W.section(tessera::index<2>(1, 2), x), e);
+          const auto all = W.to_vector();
+          const index_type wc = x[1] + 5;
+          for (index_type i = 0; i < x[0] + 2; ++i)
+            for (index_type j = 0; j < wc; ++j) {
+              const bool inside = i >= 1 && i < x[0] + 1 && j >= 2 && j < x[1] + 2;
+              const V v = all[std::size_t(i * wc + j)];
+              if (inside) {
+                got.push_back(v);
+              } else if (v != V(7)) {
+                o.ok = false;
+                o.what = "element (" + std::to_string(i) + ", " + std::to_string(j) +
+                         ") outside the destination section changed";
+                return o;
+              }
+            }
+          break;
+        }
+        o.skipped = true;
+        return o;
       }
       case mode::count:
         break;
