@@ -833,7 +833,8 @@ TEST_CASE("a section destination of contiguous operands: every kernel family, re
   // fills, generated values, transposes, matmuls, tile_mean, a destination its own operand
   // overlaps (temporary, then the copy), and float into double; sizes 1, primes and
   // non-multiples of the tile.
-  for (auto [r, c] : std::vector<std::array<long, 2>>{{1, 1}, {2, 3}, {7, 13}, {33, 65}}) {
+  for (const auto& rc : std::vector<std::array<long, 2>>{{1, 1}, {2, 3}, {7, 13}, {33, 65}}) {
+    const long r = rc[0], c = rc[1];  // not a structured binding: lambdas below capture them
     CAPTURE(r);
     CAPTURE(c);
     using ix = tessera::index<2>;
