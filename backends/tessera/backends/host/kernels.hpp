@@ -144,11 +144,12 @@ struct kernels {
     return index_type(((V - a % V) % V) / sizeof(T));
   }
 
-  /// o[j] = ev(i with its last index j) for j in [a, e), one loop with no loop-carried
-  /// dependences (an output that partly overlaps an operand is written through a temporary:
-  /// codegen/passes/fusion.hpp). Streaming these stores (a buffer in L1, then non-temporal
-  /// stores, as the flat loop does) measured slower for PRK's stencil as sections on a Zen 5
-  /// core (AVX2 build: 20.7 -> 18.6 GB/s; AVX-512 unchanged), so rows never stream.
+  /// o[j] = ev(i with its last index j) for j in [a, e) under context cx (boundary policies
+  /// applied or not), one loop with no loop-carried dependences (an output that partly
+  /// overlaps an operand is written through a temporary: codegen/passes/fusion.hpp). Streaming
+  /// these stores (a buffer in L1, then non-temporal stores, as the flat loop does) measured slower
+  /// for PRK's stencil as sections on a Zen 5 core (AVX2 build: 20.7 -> 18.6 GB/s; AVX-512
+  /// unchanged), so rows never stream.
   template <class Cx, class Ev, class T, int N>
   TESSERA_HOST_FORCEINLINE static void row_span(const Cx& cx, const Ev& ev, index<N> i, T* o,
                                                 index_type a, index_type e) {
@@ -199,24 +200,16 @@ struct kernels {
         const index_type m0 = split ? lo : 0, m1 = split ? hi : lo;
         index_type a = m1 - m0 >= row_peel_min ? m0 + row_peel(o + m0) : m0;
         if (a > m1) a = m1;
-        for (index_type j = 0; j < (split ? lo : a); ++j) {
-          i[N - 1] = j;
-          o[j] = static_cast<T>(ev.at(c, i));
-        }
         if constexpr (split) {
           const eval::ectx<char, S, true, false, true> inner;
-          for (index_type j = lo; j < a; ++j) {
-            i[N - 1] = j;
-            o[j] = static_cast<T>(ev.at(inner, i));
-          }
+          row_span(c, ev, i, o, 0, lo);
+          row_span(inner, ev, i, o, lo, a);
           row_span(inner, ev, i, o, a, hi);
         } else {
+          row_span(c, ev, i, o, 0, a);
           row_span(c, ev, i, o, a, lo);
         }
-        for (index_type j = hi; j < cols; ++j) {
-          i[N - 1] = j;
-          o[j] = static_cast<T>(ev.at(c, i));
-        }
+        row_span(c, ev, i, o, hi, cols);
       });
       return;
     }
