@@ -10,6 +10,7 @@
 // compares exactly.
 #include "test_util.hpp"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -825,6 +826,95 @@ TEST_CASE("rows at every alignment: sections and shifts around the cache-line-al
   };
   run(0.0f);
   run(0.0);
+}
+
+TEST_CASE(
+    "rows whose operands come from memory: each buffer's leading row prefetched, exact values") {
+  // CPU row loops moving at least the target's row_prefetch_min_bytes prefetch each input
+  // buffer's leading read (sections of one array: the row furthest down; shifts: the largest
+  // offset) ahead of the columns they compute, one output cache line at a time. The plans list
+  // it; the values are exact (small integers in float) for row lengths and section offsets
+  // that start and end the line loop anywhere, and the rest of the destination is untouched.
+  const codegen::target t = backends::backend<execution_space>::make_target();
+  const bool prefetches = t.row_prefetch_bytes > 0 && t.row_prefetch_min_bytes > 0;
+  const std::size_t min_bytes =
+      prefetches ? t.row_prefetch_min_bytes : std::size_t(32) << 20;  // same sizes elsewhere
+  using ix = tessera::index<2>;
+  for (long cols : {2803L, 4101L})
+    for (long c0 : {0L, 5L}) {
+      CAPTURE(cols);
+      CAPTURE(c0);
+      // One buffer read, one written: (rows x cols) x 8 bytes reach the threshold.
+      const long rows = long(min_bytes / (2 * sizeof(float)) / std::size_t(cols)) + 2;
+      const extent<2> full(rows + 2, cols + c0 + 3), in(rows, cols);
+      const auto v = ints(full);
+      const array<float, 2> A(full, v.begin(), v.end());
+      array<float, 2> B(full);
+      B = -1.f;
+      auto rhs = 2.f * A.section(ix(1, c0 + 1), in) - A.section(ix(0, c0), in) +
+                 A.section(ix(2, c0 + 3), in);
+      if (prefetches) {
+        const auto p = plan(B.section(ix(1, c0), in), rhs);
+        REQUIRE(p.kernels.size() == 1);
+        REQUIRE(p.kernels[0].row_prefetches.size() == 1);
+        // Offsets from the first section (1, c0 + 1): rows -1..+1, columns -1..+2.
+        CHECK(p.kernels[0].row_prefetches[0].offset == std::vector<std::int64_t>{1, 2});
+        CHECK(p.kernels[0].row_prefetch_bytes == t.row_prefetch_bytes);
+        CHECK(has(p.kernels[0].mapping, "prefetches the leading row of A"));
+      }
+      assign(B.section(ix(1, c0), in), rhs);
+      const auto got = B.to_vector();
+      const auto at = [&](long r, long c) {
+        return v[std::size_t(r * full[1] + c)];
+      };
+      long wrong = 0;
+      for (long i = 0; i < full[0]; ++i)
+        for (long j = 0; j < full[1]; ++j) {
+          const bool inside = i >= 1 && i <= rows && j >= c0 && j < c0 + cols;
+          const double want = inside ? 2 * at(i, j + 1) - at(i - 1, j) + at(i + 1, j + 3) : -1.0;
+          wrong += double(got[std::size_t(i * full[1] + j)]) != want;
+        }
+      CHECK(wrong == 0);
+      // Shifts of one array and the array itself: one buffer, led by the largest offset.
+      auto sh = shift(A, ix(0, 2), boundary::zero) - shift(A, ix(1, -1), boundary::clamp) + A;
+      if (prefetches) {
+        const auto p = plan(sh);
+        REQUIRE(p.kernels.size() == 1);
+        REQUIRE(p.kernels[0].row_prefetches.size() == 1);
+        CHECK(p.kernels[0].row_prefetches[0].offset == std::vector<std::int64_t>{1, 2});
+      }
+      array<float, 2> C(full);
+      C = sh;
+      const auto xp = ref_shift(v, full, ix(0, 2), boundary::zero),
+                 xm = ref_shift(v, full, ix(1, -1), boundary::clamp);
+      const auto gc = C.to_vector();
+      wrong = 0;
+      for (std::size_t q = 0; q < v.size(); ++q) wrong += double(gc[q]) != xp[q] - xm[q] + v[q];
+      CHECK(wrong == 0);
+    }
+  if (!prefetches) return;
+  // Sections of three arrays: three streams; small arrays, or more buffers than
+  // max_row_prefetches: none.
+  const long n = long(std::sqrt(double(t.row_prefetch_min_bytes / (4 * sizeof(float))))) + 8;
+  const extent<2> e(n, n), in(n - 1, n - 1);
+  const array<float, 2> X(e), Y(e), Z(e), W(e), V(e);
+  array<float, 2> O(e);
+  const ix o(1, 1);
+  const auto three = plan(O.section(o, in), X.section(o, in) + Y.section(o, in) - Z.section(o, in));
+  REQUIRE(three.kernels.size() == 1);
+  CHECK(three.kernels[0].row_prefetches.size() == 3);
+  const auto five = plan(O.section(o, in), X.section(o, in) + Y.section(o, in) - Z.section(o, in) +
+                                               W.section(o, in) * V.section(o, in));
+  REQUIRE(five.kernels.size() == 1);
+  CHECK(five.kernels[0].row_prefetches.empty());
+  const array<float, 2> s1(extent<2>(64, 64)), s2(extent<2>(64, 64));
+  array<float, 2> s3(extent<2>(64, 64));
+  const auto small =
+      plan(s3.section(o, extent<2>(63, 63)),
+           s1.section(o, extent<2>(63, 63)) + s2.section(ix(0, 0), extent<2>(63, 63)));
+  REQUIRE(small.kernels.size() == 1);
+  CHECK(small.kernels[0].row_prefetches.empty());
+  CHECK_FALSE(has(small.kernels[0].mapping, "prefetch"));
 }
 
 TEST_CASE("a section destination of contiguous operands: every kernel family, rest untouched") {

@@ -123,6 +123,18 @@ struct stencil_stage {
   std::int64_t span_lo = 0, span_hi = 0;
 };
 
+/// An input buffer whose rows a CPU row loop (elementwise kernel, not a flat loop) prefetches:
+/// the terminal `node` (pre-order id; for overlapping sections, the buffer's first section)
+/// read at `offset` from the index being computed, the buffer's leading read (its rows further
+/// down are the ones not yet in cache: the other reads of a stencil operand hit the lines the
+/// rows before brought in).
+struct row_prefetch {
+  int node = -1;
+  std::vector<std::int64_t> offset;
+};
+/// The most buffers a row loop prefetches (a kernel reading more prefetches none).
+inline constexpr std::size_t max_row_prefetches = 4;
+
 /// One kernel launch (a Kokkos TeamPolicy, or a range policy for simple kernels).
 struct kernel_plan {
   std::string name;  ///< e.g. "parallel_for_each<16,16>"
@@ -154,6 +166,11 @@ struct kernel_plan {
   int rows_per_team = 1;   ///< tile_reduce: output rows advancing together in one team
   int line_bytes = 0;      ///< tile_reduce on CPUs: bytes of each input row per line
   int prefetch_lines = 0;  ///< tile_reduce on CPUs: loads prefetch this many lines ahead into L2
+  /// elementwise row loops on CPUs whose operands come from memory: each output line
+  /// prefetches these buffers `row_prefetch_bytes` ahead (into every cache level), and the
+  /// loop runs at the target's memory_rows_vector_bytes
+  std::vector<row_prefetch> row_prefetches;
+  int row_prefetch_bytes = 0;
   /// staged transpose on CPUs: consecutive tiles down a column of the output that one team
   /// walks (one store fence per team when streaming).
   std::int64_t tiles_per_team = 1;

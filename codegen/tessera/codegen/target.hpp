@@ -134,6 +134,13 @@ struct target {
   /// AMD CDNA, i.e. 1-2 KiB), with room for spills of loop state.
   std::size_t tile_local_max = 4 * 1024;
   std::size_t streaming_store_min_bytes = 0;  ///< CPU outputs at least this big stream (0: never)
+  /// CPUs: elementwise row loops (sections, shifts, generated operands) moving at least
+  /// row_prefetch_min_bytes (inputs and output) prefetch each input buffer's leading row
+  /// row_prefetch_bytes ahead (0: never), compiled for vectors of memory_rows_vector_bytes
+  /// (0: the build's widest)
+  std::size_t row_prefetch_min_bytes = 0;
+  int row_prefetch_bytes = 0;
+  int memory_rows_vector_bytes = 0;
   /// GPU emulation: the scratch level 0 bytes per team a real GPU offers (0: not emulating).
   /// Plans needing more level 0 than the host allows but no more than this note that a GPU
   /// would place them in level 0.

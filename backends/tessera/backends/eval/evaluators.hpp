@@ -12,7 +12,10 @@
 ///    shift or section that loads it: `s.box_elements()`, `s.stage_element(c, e)`);
 ///  * `ev.visit_shifts(o, f)` — calls f(offset, extent) for every shift evaluated inline, with
 ///    its offset from the index being computed (o plus the offsets of the shifts above it)
-///    and its operand's extent.
+///    and its operand's extent;
+///  * `ev.visit_prefetch(i, f)` — calls f(address, element bytes) for every array operand the
+///    plan's row_prefetches list: the address of its element at index i plus the listed offset
+///    (formed in integers: it may lie outside the array; only a prefetch may use it).
 /// The context carries what the fused kernel computed for this element: `c.acc` (the value of
 /// the kernel's matmul / tile_reduce core) and the staged tiles (`c.staged[slot]`, leading
 /// dimension `c.ld`, origin `c.oi`, `c.oj` of the output block).
@@ -82,6 +85,8 @@ struct build_ctx {
   const int* slot;         ///< per node id: staged slot of a staged transpose
   /// The kernel's staged stencil operands (plan.stencil_stages; nullptr: none).
   const std::vector<codegen::stencil_stage>* stencil = nullptr;
+  /// The operands a CPU row loop prefetches (plan.row_prefetches; nullptr: none).
+  const std::vector<codegen::row_prefetch>* prefetch = nullptr;
   node_role role(int id) const { return id == root ? root_role : roles[id]; }
 };
 
@@ -123,11 +128,19 @@ struct eval<terminal<A>> {
   index<N> box_lo;      ///< the box's first element, relative to the tile origin
   extent<N> box;        ///< the box's extent
   index_type span_lo = 0, span_hi = 0;  ///< the sections' memory, from the first one's start
+  bool prefetched = false;              ///< the plan's row_prefetches list this operand
+  index<N> prefetch_off;                ///< ... read at this offset
   eval() = default;
   eval(const terminal<A>& e, int id, const build_ctx& b) {
     const auto x = e.a.ref();
     r.p = x.p;
     for (int d = 0; d < N; ++d) r.s[d] = x.s[d];
+    if (b.prefetch)
+      for (const auto& pf : *b.prefetch)
+        if (pf.node == id && pf.offset.size() == std::size_t(N) && r.s[N - 1] == 1) {
+          prefetched = true;
+          for (int d = 0; d < N; ++d) prefetch_off[d] = pf.offset[std::size_t(d)];
+        }
     if (!b.stencil) return;
     for (std::size_t s = 0; s < b.stencil->size(); ++s) {
       const auto& st = (*b.stencil)[s];
@@ -195,6 +208,16 @@ struct eval<terminal<A>> {
   TESSERA_INLINE void visit_stencil(F&& f) const {
     if (stage >= 0 && leader) f(*this);
   }
+  template <int M, class F>
+  TESSERA_INLINE void visit_prefetch(const index<M>& i, F&& f) const {
+    if constexpr (M == N) {
+      if (!prefetched) return;
+      std::uintptr_t a = reinterpret_cast<std::uintptr_t>(r.p);
+      for (int d = 0; d < N; ++d)
+        a += std::uintptr_t((i[d] + prefetch_off[d]) * r.s[d] * index_type(sizeof(T)));
+      f(a, index_type(sizeof(T)));
+    }
+  }
 };
 
 template <class T>
@@ -220,6 +243,8 @@ struct eval<scalar_node<T>> {
   TESSERA_INLINE void visit_shifts(const O&, F&&) const {}
   template <class F>
   TESSERA_INLINE void visit_stencil(F&&) const {}
+  template <int M, class F>
+  TESSERA_INLINE void visit_prefetch(const index<M>&, F&&) const {}
 };
 
 /// A copy of functor F that is default constructible and assignable, as evaluators must be
@@ -284,6 +309,8 @@ struct eval<generate_node<F, N>> {
   TESSERA_INLINE void visit_shifts(const O&, G&&) const {}
   template <class G>
   TESSERA_INLINE void visit_stencil(G&&) const {}
+  template <int M, class G>
+  TESSERA_INLINE void visit_prefetch(const index<M>&, G&&) const {}
 };
 
 /// A shift: the operand's evaluator read at i + offset, with the boundary policy outside. In a
@@ -395,6 +422,11 @@ struct eval<shift_node<A>> {
       a.visit_stencil(f);
     }
   }
+  /// The plan's offsets include every shift's: the operand sees the kernel's index.
+  template <int M, class F>
+  TESSERA_INLINE void visit_prefetch(const index<M>& i, F&& f) const {
+    a.visit_prefetch(i, f);
+  }
 };
 
 template <class Op, class A>
@@ -426,6 +458,10 @@ struct eval<unary_node<Op, A>> {
   template <class F>
   TESSERA_INLINE void visit_stencil(F&& f) const {
     a.visit_stencil(f);
+  }
+  template <int M, class F>
+  TESSERA_INLINE void visit_prefetch(const index<M>& i, F&& f) const {
+    a.visit_prefetch(i, f);
   }
 };
 
@@ -464,6 +500,11 @@ struct eval<binary_node<Op, A, B>> {
   TESSERA_INLINE void visit_stencil(F&& f) const {
     a.visit_stencil(f);
     b.visit_stencil(f);
+  }
+  template <int M, class F>
+  TESSERA_INLINE void visit_prefetch(const index<M>& i, F&& f) const {
+    a.visit_prefetch(i, f);
+    b.visit_prefetch(i, f);
   }
 };
 
@@ -509,6 +550,12 @@ struct eval<where_node<Cn, A, B>> {
     a.visit_stencil(f);
     b.visit_stencil(f);
   }
+  template <int M, class F>
+  TESSERA_INLINE void visit_prefetch(const index<M>& i, F&& f) const {
+    c.visit_prefetch(i, f);
+    a.visit_prefetch(i, f);
+    b.visit_prefetch(i, f);
+  }
 };
 
 /// Common part of matmul / tile_reduce evaluators: a node that is either the fused core
@@ -544,6 +591,8 @@ struct special_eval {
   TESSERA_INLINE void visit_shifts(const O&, F&&) const {}
   template <class F>
   TESSERA_INLINE void visit_stencil(F&&) const {}
+  template <int M, class F>
+  TESSERA_INLINE void visit_prefetch(const index<M>&, F&&) const {}
 };
 
 template <class A, class B>
@@ -638,6 +687,8 @@ struct eval<transpose_node<A>> {
   TESSERA_INLINE void visit_shifts(const O&, F&&) const {}
   template <class F>
   TESSERA_INLINE void visit_stencil(F&&) const {}
+  template <int M, class F>
+  TESSERA_INLINE void visit_prefetch(const index<M>&, F&&) const {}
   /// Stages row r of the operand block: staged[r][ii] = in(oj + r, oi + ii), ii < n, a
   /// contiguous read of the operand's row (GPU layout). Rows past the operand are skipped.
   template <class Cx>

@@ -204,9 +204,13 @@ void execute(const Space& exec, const codegen::lowered& low, const E& e,
     const codegen::kernel_plan& kp = low.plan.kernels[k];
     int s = 0;
     for (int n : ks.staged) ws.slot[n] = s++;
-    const build_ctx b{
-        low.fusion.role.data(), ks.root, ks.root_role,
-        ws.temps.data(),        ws.slot, kp.stencil_stages.empty() ? nullptr : &kp.stencil_stages};
+    const build_ctx b{low.fusion.role.data(),
+                      ks.root,
+                      ks.root_role,
+                      ws.temps.data(),
+                      ws.slot,
+                      kp.stencil_stages.empty() ? nullptr : &kp.stencil_stages,
+                      kp.row_prefetches.empty() ? nullptr : &kp.row_prefetches};
     if (ks.writes_temporary) {
       const bool found = with_temporary_node(e, 0, ks.root, [&](const auto& node, int nid) {
         using Node = std::remove_cvref_t<decltype(node)>;
