@@ -42,8 +42,8 @@
 // The CPU row loops whose operands come from memory (plan.row_prefetches: PRK's stencil as
 // sections of 8000^2 doubles) are compiled for 256-bit vectors on AVX-512 GCC builds: with
 // their leading rows prefetched, 31-32 GB/s against 25-26 with 512-bit vectors on a Zen 5
-// core (each 512-bit load of a row read one or two elements off a line boundary spans two
-// lines; half as many 256-bit loads do). Loops over data in cache keep the full width (a
+// core (a likely cause, not measured: every 512-bit load one or two elements off a line
+// boundary spans two lines, half of the 256-bit ones do). Loops over data in cache keep the full width (a
 // 200^2 stencil: 67 GB/s at 512 bits, 47 at 256). Clang already prefers 256-bit vectors for
 // loops on AVX-512 targets.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__) && \
