@@ -915,6 +915,15 @@ TEST_CASE(
   REQUIRE(small.kernels.size() == 1);
   CHECK(small.kernels[0].row_prefetches.empty());
   CHECK_FALSE(has(small.kernels[0].mapping, "prefetch"));
+  // Rows shorter than the prefetch distance: none, however large the arrays.
+  const long narrow = t.row_prefetch_bytes / long(sizeof(float)) / 2;
+  const extent<2> tall(long(t.row_prefetch_min_bytes / sizeof(float)) / narrow + 2, narrow + 1);
+  const extent<2> tin(tall[0] - 1, narrow);
+  const array<float, 2> T1(tall);
+  array<float, 2> T2(tall);
+  const auto skinny = plan(T2.section(o, tin), 2.f * T1.section(ix(0, 1), tin));
+  REQUIRE(skinny.kernels.size() == 1);
+  CHECK(skinny.kernels[0].row_prefetches.empty());
 }
 
 TEST_CASE("a section destination of contiguous operands: every kernel family, rest untouched") {

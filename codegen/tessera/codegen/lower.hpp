@@ -143,7 +143,8 @@ inline std::string input_role(const input_reads& r) {
 /// is prefetched row_prefetch_bytes ahead of the columns being computed, once per output cache
 /// line, and the loop runs at the target's memory_rows_vector_bytes. Only buffers read
 /// straight from an array (temporaries are written by the kernel before), at most
-/// max_row_prefetches of them, and no node defined outside the library: prefetching some streams
+/// max_row_prefetches of them, no node defined outside the library, rows of at least
+/// row_prefetch_bytes: prefetching some streams
 /// and not others measured slower than none (2A + 3B - C over sections of 8000^2 doubles on a Zen 5
 /// core: none 35.9 GB/s, one or two of the three 33.6-34.4, all three 37.4), and every stream of a
 /// stencil operand, not only its leading one, 14 GB/s against 20 (PRK's stencil as 8 sections, no
@@ -154,11 +155,16 @@ inline void plan_row_prefetch(kernel_plan& k, const expr_graph& g, const kernel_
       t.row_prefetch_bytes <= 0 || t.row_prefetch_min_bytes == 0)
     return;
   const graph_node& root = g.nodes[ks.root];
+  if (root.extent.empty()) return;
   std::size_t n = 1;
   for (auto e : root.extent) n *= std::size_t(e);
   std::size_t bytes = n * (ks.writes_temporary ? root.elem_bytes : g.out_elem_bytes);
   for (const auto& r : reads) bytes += n * r.elem_bytes;
   if (bytes < t.row_prefetch_min_bytes || reads.size() > max_row_prefetches) return;
+  // Rows shorter than the prefetch distance keep the plain loop: the prefetching row is a
+  // call of its own, which a row of a few elements would pay for nothing.
+  const std::size_t row_bytes = std::size_t(root.extent.back()) * root.elem_bytes;
+  if (row_bytes < std::size_t(t.row_prefetch_bytes)) return;
   // Nodes defined outside the library have evaluators without visit_prefetch.
   for (const auto& nd : g.nodes)
     if (nd.traits.kind == node_kind::custom) return;
