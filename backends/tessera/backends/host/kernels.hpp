@@ -163,9 +163,10 @@ struct kernels {
   /// The main span [a, e) of a row: row_span, or with Prefetch in runs of row_prefetch_lines
   /// output cache lines, each run first prefetching (into every cache level) the plan's
   /// streams `ahead` bytes past the elements it reads (ev.visit_prefetch: each prefetched
-  /// buffer's leading row). Runs of 4 lines measured 3 % faster than one line at a time (PRK's
-  /// stencil, Zen 5: 30.4-31.0 GB/s against 29.2-30.1), 8 lines alike.
-  static constexpr int row_prefetch_lines = 4;
+  /// buffer's leading row). One line per run: PRK's stencil on a Zen 5 core read 32.2-32.4
+  /// GB/s at x86-64-v3 against 27.7-28.1 with runs of four lines (which were 3 % ahead in the
+  /// AVX-512 build: 30.4-31.0 against 29.2-30.1).
+  static constexpr int row_prefetch_lines = 1;
   template <bool Prefetch, class Cx, class Ev, class T, int N>
   TESSERA_HOST_FORCEINLINE static void main_span(const Cx& cx, const Ev& ev, index<N> i, T* o,
                                                  index_type a, index_type e, index_type ahead) {
