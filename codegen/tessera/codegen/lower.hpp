@@ -144,11 +144,11 @@ inline std::string input_role(const input_reads& r) {
 /// line, and the loop runs at the target's memory_rows_vector_bytes. Only buffers read
 /// straight from an array (temporaries are written by the kernel before), at most
 /// max_row_prefetches of them, no node defined outside the library, rows of at least
-/// row_prefetch_bytes: prefetching some streams
-/// and not others measured slower than none (2A + 3B - C over sections of 8000^2 doubles on a Zen 5
-/// core: none 35.9 GB/s, one or two of the three 33.6-34.4, all three 37.4), and every stream of a
-/// stencil operand, not only its leading one, 14 GB/s against 20 (PRK's stencil as 8 sections, no
-/// prefetch 20).
+/// row_prefetch_bytes. All of a kernel's buffers or none: prefetching some streams and not
+/// others measured slower than none (2A + 3B - C over sections of 8000^2 doubles on a Zen 5
+/// core: none 35.9 GB/s, one or two of the three 33.6-34.4, all three 37.4); and only the
+/// leading read of each: every section of PRK's stencil prefetched read 14 GB/s against 20
+/// without any prefetch.
 inline void plan_row_prefetch(kernel_plan& k, const expr_graph& g, const kernel_spec& ks,
                               const std::vector<input_reads>& reads, const target& t) {
   if (ks.family != kernel_family::elementwise || k.flat_index || t.thread_per_logical ||

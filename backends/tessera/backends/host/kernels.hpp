@@ -160,38 +160,33 @@ struct kernels {
     }
   }
 
-  /// The main span [a, e) of a row: row_span, or with Prefetch in runs of row_prefetch_lines
-  /// output cache lines, each run first prefetching (into every cache level) the plan's
-  /// streams `ahead` bytes past the elements it reads (ev.visit_prefetch: each prefetched
-  /// buffer's leading row). One line per run: PRK's stencil on a Zen 5 core read 32.2-32.4
-  /// GB/s at x86-64-v3 against 27.7-28.1 with runs of four lines (which were 3 % ahead in the
+  /// The main span [a, e) of a row: row_span, or with Prefetch one output cache line at a
+  /// time, each line first prefetching (into every cache level) the plan's streams `ahead`
+  /// bytes past the elements it reads (ev.visit_prefetch: each prefetched buffer's leading
+  /// row). One line per prefetch batch: PRK's stencil on a Zen 5 core read 32.2-32.4 GB/s at
+  /// x86-64-v3 against 27.7-28.1 with batches of four lines (which were 3 % ahead in the
   /// AVX-512 build: 30.4-31.0 against 29.2-30.1).
-  static constexpr int row_prefetch_lines = 1;
   template <bool Prefetch, class Cx, class Ev, class T, int N>
   TESSERA_HOST_FORCEINLINE static void main_span(const Cx& cx, const Ev& ev, index<N> i, T* o,
                                                  index_type a, index_type e, index_type ahead) {
     if constexpr (Prefetch) {
       constexpr index_type L = sizeof(T) < 64 ? index_type(64 / sizeof(T)) : 1;
       constexpr int M = int(codegen::max_row_prefetches);
-      std::uintptr_t at[M];
+      const char* at[M];
       index_type size[M];
       int streams = 0;
       index<N> first = i;
       first[N - 1] = 0;
       ev.visit_prefetch(first, [&](std::uintptr_t p, index_type b) {
         if (streams < M) {
-          at[streams] = p + std::uintptr_t(ahead);
+          at[streams] = reinterpret_cast<const char*>(p);
           size[streams++] = b;
         }
       });
       index_type j = a;
-      constexpr int Q = row_prefetch_lines;
-      for (; j + Q * L <= e; j += Q * L) {
-        for (int s = 0; s < streams; ++s)
-          for (int q = 0; q < Q; ++q)
-            __builtin_prefetch(
-                reinterpret_cast<const void*>(at[s] + std::uintptr_t((j + q * L) * size[s])), 0, 3);
-        row_span(cx, ev, i, o, j, j + Q * L);
+      for (; j + L <= e; j += L) {
+        for (int s = 0; s < streams; ++s) simd::prefetch<3>(at[s], ahead + j * size[s]);
+        row_span(cx, ev, i, o, j, j + L);
       }
       row_span(cx, ev, i, o, j, e);
     } else {

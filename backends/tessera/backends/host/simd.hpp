@@ -43,9 +43,9 @@
 // sections of 8000^2 doubles) are compiled for 256-bit vectors on AVX-512 GCC builds: with
 // their leading rows prefetched, 31-32 GB/s against 25-26 with 512-bit vectors on a Zen 5
 // core (a likely cause, not measured: every 512-bit load one or two elements off a line
-// boundary spans two lines, half of the 256-bit ones do). Loops over data in cache keep the full width (a
-// 200^2 stencil: 67 GB/s at 512 bits, 47 at 256). Clang already prefers 256-bit vectors for
-// loops on AVX-512 targets.
+// boundary spans two lines, half of the 256-bit ones do). Loops over data in cache keep the full
+// width (a 200^2 stencil: 67 GB/s at 512 bits, 47 at 256). Clang already prefers 256-bit vectors
+// for loops on AVX-512 targets.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__) && \
     !defined(TESSERA_DEVICE_PASS) && !defined(__CUDACC__) && !defined(__HIPCC__)
 #define TESSERA_MEMORY_ROWS __attribute__((noinline, target("prefer-vector-width=256")))
