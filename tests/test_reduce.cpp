@@ -362,6 +362,38 @@ TEST_CASE("sum(e, reproducible): identical bits on repeated calls, arrays and vi
   }
 }
 
+// Folds reading more than the caches hold prefetch each input line ahead on CPU targets
+// (kernel_plan::reduce_prefetch_bytes); the additions are those of every other fold: an array
+// (vector block folds, prefetching) and the same values as an expression (the generic fold,
+// never prefetching) give the same reproducible bits, and the plain sum stays within the bound.
+TEST_CASE(
+    "sums from memory: CPU plans prefetch the input, the bits are those of the generic fold") {
+  const codegen::target t = backends::backend<execution_space>::make_target();
+  const bool prefetches = t.reduction.prefetch_bytes > 0 && t.reduction.prefetch_min_bytes > 0;
+  const long n =
+      prefetches ? long(t.reduction.prefetch_min_bytes / sizeof(float)) + 4099 : (1L << 18) + 4099;
+  const auto v = hashed_data(n);
+  const auto a = make_array(extent<1>(n), v);
+  const auto p = plan(reduction::sum, a);
+  REQUIRE(p.kernels.size() == 1);
+  CHECK(p.kernels[0].reduce_prefetch_bytes == (prefetches ? t.reduction.prefetch_bytes : 0));
+  CHECK(tt::has(p.kernels[0].mapping, "prefetched") == prefetches);
+  CHECK(plan(reduction::sum, a, reproducible).kernels.at(0).reduce_prefetch_bytes ==
+        p.kernels[0].reduce_prefetch_bytes);
+  const auto small = make_array(extent<1>(4099), hashed_data(4099));
+  CHECK(plan(reduction::sum, small).kernels.at(0).reduce_prefetch_bytes == 0);
+  CHECK(bits(sum(a, reproducible)) == bits(sum(a * 1.f, reproducible)));
+  const reference r = exact_sum(v);
+  CHECK(std::fabs(double(sum(a)) - double(r.sum)) <= sum_tolerance<float>(r));
+  // Rank 2: runs row by row, each prefetching past its row's end into the next.
+  const long cols = 4099, rows = n / cols;
+  const std::vector<float> v2(v.begin(), v.begin() + rows * cols);
+  const auto a2 = make_array(extent<2>(rows, cols), v2);
+  CHECK(bits(sum(a2, reproducible)) == bits(sum(a2 * 1.f, reproducible)));
+  const reference r2 = exact_sum(v2);
+  CHECK(std::fabs(double(sum(a2)) - double(r2.sum)) <= sum_tolerance<float>(r2));
+}
+
 // --- accuracy at scale ------------------------------------------------------------------------
 
 TEST_CASE(

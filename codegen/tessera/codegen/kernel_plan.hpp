@@ -188,6 +188,9 @@ struct kernel_plan {
   /// reproducible reduction: chunk c of league_size chunks folds elements c, c + league_size,
   /// ... (in that order) instead of a contiguous run
   bool reduce_interleaved = false;
+  /// reduction on a CPU: each cache line of the input is prefetched this many bytes ahead
+  /// into L2 (0: not; the input comes from memory when it is larger than the caches)
+  int reduce_prefetch_bytes = 0;
   bool inline_fold =
       false;  ///< reduction, scan: run on the calling thread, without a Kokkos launch
   /// scan, line form: adjacent lines one iteration walks together (0: the segmented form, one

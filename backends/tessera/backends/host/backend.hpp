@@ -23,6 +23,9 @@ namespace tessera::backends::host {
 /// sum through it, 93 inline; Eigen 93; Zen 4). The chunks are the same, so are the bits.
 inline constexpr index_type inline_fold_chunks = 1;
 
+/// How far ahead (bytes) a fold from memory prefetches its input (make_target below).
+inline constexpr int reduce_prefetch_bytes = 4096;
+
 /// backends::backend<Space> on the CPU kernel family (see backend_fwd.hpp).
 template <class Space>
 struct backend : kernels<Space> {
@@ -36,6 +39,11 @@ struct backend : kernels<Space> {
     t.reduction.chunk = reduce_chunk;
     t.reduction.reproducible_chunk = reproducible_chunk;
     t.reduction.inline_fold_chunks = inline_fold_chunks;
+    // Folds of more than the caches hold prefetch each input line 4 KiB ahead into L2 (not
+    // L1): 2^28 floats on a Zen 4 core, 32.5-33.7 GB/s against 30.6-32.4 without and Eigen's
+    // 31.6-32.5 (into L1: 28-29; 8 KiB ahead alike, one line in two 31-32).
+    t.reduction.prefetch_min_bytes = t.row_prefetch_min_bytes;
+    t.reduction.prefetch_bytes = t.row_prefetch_min_bytes > 0 ? reduce_prefetch_bytes : 0;
     // Scans: chunks of 2^14 elements balance one long line over the threads; adjacent lines
     // walk a vector register's width together; up to 2^14 elements (and every scan on one
     // thread) run inline, where Kokkos would add a launch and, off Serial, a second pass.

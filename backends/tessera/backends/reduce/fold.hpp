@@ -89,6 +89,13 @@ concept has_block_fold = requires(const T* p, A* acc) {
   backend<Space>::template block_fold<K, L>(p, index_type{}, acc);
 };
 
+/// True when the backend of Space prefetches cache lines ahead of a run (prefetch_lines<Bytes>(p,
+/// ahead)): the CPU backends.
+template <class Space, class T>
+concept has_prefetch_lines = requires(const T* p) {
+  backend<Space>::template prefetch_lines<64>(p, index_type{});
+};
+
 template <class E>
 inline constexpr bool is_raw_operand = false;
 template <class T, int N>
@@ -117,6 +124,9 @@ struct chunk_folder {
   E e;
   Rule rule;
   extent<N> ext;
+  /// Elements ahead at which contiguous runs prefetch their input into L2 (0: none; CPU block
+  /// sums only: kernel_plan::reduce_prefetch_bytes).
+  index_type prefetch = 0;
 
   /// Element q of the row-major order (two divisions for ranks 2 and 3).
   KOKKOS_INLINE_FUNCTION value_type at_linear(index_type q) const {
@@ -230,6 +240,10 @@ struct chunk_folder {
           Rule::block > 1 && is_raw_operand<E> && has_block_sums<Space, value_type, K, L>;
       auto group = [&](index_type j) {
         if constexpr (vector_blocks) {
+          if constexpr (has_prefetch_lines<Space, value_type>)
+            if (prefetch > 0)
+              backend<Space>::template prefetch_lines<int(G * sizeof(value_type))>(get.data() + j,
+                                                                                   prefetch);
           backend<Space>::template block_sums<K, L>(get.data() + j, [&](const auto& t) {
             if constexpr (Rule::unroll) {
               TESSERA_REDUCE_UNROLL
@@ -262,7 +276,7 @@ struct chunk_folder {
       if constexpr (vector_blocks && lane_add_rule<Rule> &&
                     has_block_fold<Space, value_type, acc_type, K, L>) {
         // The same additions in the same order, with the lanes held in registers.
-        backend<Space>::template block_fold<K, L>(get.data() + j0, cnt / G, lanes.a);
+        backend<Space>::template block_fold<K, L>(get.data() + j0, cnt / G, lanes.a, prefetch);
         q = cnt / G * G;
       } else {
         const index_type per = cnt / G / S;

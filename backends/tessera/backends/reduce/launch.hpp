@@ -157,6 +157,7 @@ const codegen::kernel_plan& reduction_plan(const Space& exec, const char* name, 
     codegen::reduction_desc d;
     d.name = name;
     d.dtype = tessera::impl::scalar_type_name<T>();
+    d.elem_bytes = std::int64_t(sizeof(T));
     d.elements = n;
     d.accumulation = Rule::describe;
     d.lanes = Rule::lanes;
@@ -169,6 +170,12 @@ const codegen::kernel_plan& reduction_plan(const Space& exec, const char* name, 
     last.reproducible = reproducible;
   }
   return last.plan;
+}
+
+/// The plan's prefetch distance in elements of the folded operand (0: none).
+template <class Folder>
+index_type prefetch_elements(const codegen::kernel_plan& k) {
+  return index_type(k.reduce_prefetch_bytes) / index_type(sizeof(typename Folder::value_type));
 }
 
 /// The plan's chunk must be the one the fold of Space is compiled for.
@@ -196,7 +203,7 @@ typename Rule::acc_type fold_all_direct(const Space& exec, const codegen::kernel
                                            typename Space::memory_space>::accessible) {
     if (k.inline_fold) {
       exec.fence();  // earlier kernels on exec may still write the operand
-      const auto a = folder{e, rule, x}.fold(0, n);
+      const auto a = folder{e, rule, x, prefetch_elements<folder>(k)}.fold(0, n);
       Kokkos::Profiling::popRegion();
       return a;
     }
@@ -204,7 +211,8 @@ typename Rule::acc_type fold_all_direct(const Space& exec, const codegen::kernel
   partial_fold<typename Rule::acc_type> result{};
   Kokkos::parallel_reduce(
       k.label, Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, k.league_size),
-      fold_chunks<folder, (chunk < 2 * Rule::lanes ? chunk : 0)>{folder{e, rule, x}, n, chunk},
+      fold_chunks<folder, (chunk < 2 * Rule::lanes ? chunk : 0)>{
+          folder{e, rule, x, prefetch_elements<folder>(k)}, n, chunk},
       fold_reducer<Rule>(rule, result));
   exec.fence();
   Kokkos::Profiling::popRegion();
@@ -227,10 +235,10 @@ typename Rule::acc_type fold_all_direct(const Space& exec, reproducible_t,
   Kokkos::Profiling::pushRegion(k.label);
   using view = Kokkos::View<acc*, typename Space::memory_space>;
   view partials(Kokkos::view_alloc(Kokkos::WithoutInitializing, k.label + " partials"), chunks);
-  Kokkos::parallel_for(k.label,
-                       Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, chunks),
-                       fold_chunks_to<folder, view>{folder{e, rule, x}, partials, n, chunk,
-                                                    k.reduce_interleaved ? chunks : 0});
+  Kokkos::parallel_for(
+      k.label, Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, chunks),
+      fold_chunks_to<folder, view>{folder{e, rule, x, prefetch_elements<folder>(k)}, partials, n,
+                                   chunk, k.reduce_interleaved ? chunks : 0});
   exec.fence();
   auto p = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), partials);
   Kokkos::Profiling::popRegion();

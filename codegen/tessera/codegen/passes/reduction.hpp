@@ -18,11 +18,12 @@ namespace tessera::codegen {
 
 /// What is reduced, and how its elements accumulate.
 struct reduction_desc {
-  std::string name;           ///< "sum", "mean", "min_value", "max_value", "reduce"
-  std::string dtype;          ///< element type, e.g. "float"
-  std::int64_t elements = 0;  ///< n > 0
-  std::string accumulation;   ///< the accumulation rule (reduce/rules.hpp)
-  int lanes = 1;              ///< accumulator lanes per chunk
+  std::string name;             ///< "sum", "mean", "min_value", "max_value", "reduce"
+  std::string dtype;            ///< element type, e.g. "float"
+  std::int64_t elem_bytes = 0;  ///< bytes per element (0: unknown, never prefetched)
+  std::int64_t elements = 0;    ///< n > 0
+  std::string accumulation;     ///< the accumulation rule (reduce/rules.hpp)
+  int lanes = 1;                ///< accumulator lanes per chunk
   bool reproducible = false;
 };
 
@@ -49,6 +50,14 @@ inline kernel_plan plan_reduction(const reduction_desc& d, const target& t) {
                   : "one iteration per chunk of " + std::to_string(k.reduce_chunk) +
                         " consecutive elements (row-major), folded into " +
                         std::to_string(d.lanes) + " lanes";
+  // Inputs larger than the caches: each line prefetched ahead into L2, beyond what the
+  // hardware prefetchers keep in flight for one core (the additions are the same).
+  if (t.reduction.prefetch_bytes > 0 && t.reduction.prefetch_min_bytes > 0 && d.elem_bytes > 0 &&
+      std::uint64_t(d.elements) * std::uint64_t(d.elem_bytes) >= t.reduction.prefetch_min_bytes) {
+    k.reduce_prefetch_bytes = t.reduction.prefetch_bytes;
+    k.mapping += "; each input line prefetched " + std::to_string(k.reduce_prefetch_bytes) +
+                 " B ahead into L2 (the input comes from memory)";
+  }
   k.buffers.push_back({"in", d.dtype, memory_space_kind::global, 0, 0, "input"});
   if (d.reproducible)
     k.buffers.push_back({"partials", "one accumulator per chunk", memory_space_kind::global, 0, 0,
