@@ -40,10 +40,14 @@ struct backend : kernels<Space> {
     t.reduction.reproducible_chunk = reproducible_chunk;
     t.reduction.inline_fold_chunks = inline_fold_chunks;
     // Folds of more than the caches hold prefetch each input line 4 KiB ahead into L2 (not
-    // L1): 2^28 floats on a Zen 4 core, 32.5-33.7 GB/s against 30.6-32.4 without and Eigen's
-    // 31.6-32.5 (into L1: 28-29; 8 KiB ahead alike, one line in two 31-32).
+    // L1) in builds with 512-bit vectors: 2^28 floats on a Zen 4 core, 1.10-1.13x Eigen
+    // against 1.00-1.02x without (tessera-peers, runs interleaved; a standalone copy: 32.5-33.7
+    // GB/s against 30.6-32.4, into L1 28-29). With 256-bit vectors (an x86-64-v3 build, same
+    // core and runs) the prefetch made it slower, 0.87-0.91x the best peer against 0.99-1.00x:
+    // none there.
     t.reduction.prefetch_min_bytes = t.row_prefetch_min_bytes;
-    t.reduction.prefetch_bytes = t.row_prefetch_min_bytes > 0 ? reduce_prefetch_bytes : 0;
+    t.reduction.prefetch_bytes =
+        t.row_prefetch_min_bytes > 0 && simd::bytes >= 64 ? reduce_prefetch_bytes : 0;
     // Scans: chunks of 2^14 elements balance one long line over the threads; adjacent lines
     // walk a vector register's width together; up to 2^14 elements (and every scan on one
     // thread) run inline, where Kokkos would add a launch and, off Serial, a second pass.
