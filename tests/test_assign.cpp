@@ -10,6 +10,7 @@
 // compares exactly.
 #include "test_util.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -829,14 +830,18 @@ TEST_CASE("rows at every alignment: sections and shifts around the cache-line-al
 }
 
 TEST_CASE(
-    "rows whose operands come from memory: each buffer's leading row prefetched, exact values") {
+    "rows whose operands come from memory: each buffer's leading row prefetched, whole output "
+    "lines streamed, exact values") {
   // CPU row loops moving at least the target's row_prefetch_min_bytes prefetch each input
   // buffer's leading read (sections of one array: the row furthest down; shifts: the largest
-  // offset) ahead of the columns they compute, one output cache line at a time. The plans list
-  // it; the values are exact (small integers in float) for row lengths and section offsets
-  // that start and end the line loop anywhere, and the rest of the destination is untouched.
+  // offset) ahead of the columns they compute, one output cache line at a time; where the
+  // output alone reaches streaming_store_min_bytes and the kernel does not read it, each row's
+  // whole output lines are written with streaming stores. The plans list both; the values are
+  // exact (small integers in float) for row lengths and section offsets that start and end the
+  // line loops anywhere, and the rest of the destination is untouched.
   const codegen::target t = backends::backend<execution_space>::make_target();
   const bool prefetches = t.row_prefetch_bytes > 0 && t.row_prefetch_min_bytes > 0;
+  const bool streams = prefetches && t.streaming_store_min_bytes > 0;
   // Without prefetches (GPU mappings) the same loops at 1 MiB: the values, not the sizes,
   // are what those backends check here (the emulation runs 256 threads on two cores).
   const std::size_t min_bytes = prefetches ? t.row_prefetch_min_bytes : std::size_t(1) << 20;
@@ -845,8 +850,11 @@ TEST_CASE(
     for (long c0 : {0L, 5L}) {
       CAPTURE(cols);
       CAPTURE(c0);
-      // One buffer read, one written: (rows x cols) x 8 bytes reach the threshold.
-      const long rows = long(min_bytes / (2 * sizeof(float)) / std::size_t(cols)) + 2;
+      // One buffer read, one written: (rows x cols) x 8 bytes reach the threshold; where the
+      // output streams, the output alone reaches that threshold too.
+      const std::size_t out_min =
+          streams ? std::max(min_bytes / 2, t.streaming_store_min_bytes) : min_bytes / 2;
+      const long rows = long(out_min / sizeof(float) / std::size_t(cols)) + 2;
       const extent<2> full(rows + 2, cols + c0 + 3), in(rows, cols);
       const auto v = ints(full);
       const array<float, 2> A(full, v.begin(), v.end());
@@ -862,6 +870,14 @@ TEST_CASE(
         CHECK(p.kernels[0].row_prefetches[0].offset == std::vector<std::int64_t>{1, 2});
         CHECK(p.kernels[0].row_prefetch_bytes == t.row_prefetch_bytes);
         CHECK(has(p.kernels[0].mapping, "prefetches the leading row of A"));
+        CHECK(p.kernels[0].streaming_stores == streams);
+        CHECK(has(p.kernels[0].mapping, "non-temporal stores") == streams);
+        // In place (the destination is an operand): its lines are in cache, never streamed.
+        const auto in_place =
+            plan(B.section(ix(1, c0), in), B.section(ix(1, c0), in) + A.section(ix(0, c0), in));
+        REQUIRE(in_place.kernels.size() == 1);
+        CHECK_FALSE(in_place.kernels[0].streaming_stores);
+        CHECK_FALSE(has(in_place.kernels[0].mapping, "non-temporal"));
       }
       assign(B.section(ix(1, c0), in), rhs);
       const auto got = B.to_vector();
@@ -883,6 +899,7 @@ TEST_CASE(
         REQUIRE(p.kernels.size() == 1);
         REQUIRE(p.kernels[0].row_prefetches.size() == 1);
         CHECK(p.kernels[0].row_prefetches[0].offset == std::vector<std::int64_t>{1, 2});
+        CHECK(p.kernels[0].streaming_stores == streams);
       }
       array<float, 2> C(full);
       C = sh;

@@ -163,10 +163,10 @@ struct kernels {
 
   /// o[j] = ev(i with its last index j) for j in [a, e) under context cx (boundary policies
   /// applied or not), one loop with no loop-carried dependences (an output that partly
-  /// overlaps an operand is written through a temporary: codegen/passes/fusion.hpp). Streaming
-  /// these stores (a buffer in L1, then non-temporal stores, as the flat loop does) measured slower
-  /// for PRK's stencil as sections on a Zen 5 core (AVX2 build: 20.7 -> 18.6 GB/s; AVX-512
-  /// unchanged), so rows never stream.
+  /// overlaps an operand is written through a temporary: codegen/passes/fusion.hpp). Rows
+  /// stream only where they also prefetch (main_span): without the prefetch, streaming these
+  /// stores measured slower for PRK's stencil as sections on a Zen 5 core (AVX2 build: 20.7 ->
+  /// 18.6 GB/s; AVX-512 unchanged).
   template <class Cx, class Ev, class T, int N>
   TESSERA_HOST_FORCEINLINE static void row_span(const Cx& cx, const Ev& ev, index<N> i, T* o,
                                                 index_type a, index_type e) {
@@ -177,15 +177,34 @@ struct kernels {
     }
   }
 
+  /// buf[q] = ev(i with its last index j0 + q) for q in [0, Q): row_span into a buffer.
+  template <index_type Q, class Cx, class Ev, class T, int N>
+  TESSERA_HOST_FORCEINLINE static void row_batch(const Cx& cx, const Ev& ev, index<N> i, T* buf,
+                                                 index_type j0) {
+    TESSERA_IVDEP
+    for (index_type q = 0; q < Q; ++q) {
+      i[N - 1] = j0 + q;
+      buf[q] = static_cast<T>(ev.at(cx, i));
+    }
+  }
+
   /// The main span [a, e) of a row: row_span, or with Prefetch one output cache line at a
   /// time, each line first prefetching (into every cache level) the plan's streams `ahead`
   /// bytes past the elements it reads (ev.visit_prefetch: each prefetched buffer's leading
   /// row). One line per prefetch batch: PRK's stencil on a Zen 5 core read 32.2-32.4 GB/s at
   /// x86-64-v3 against 27.7-28.1 with batches of four lines (which were 3 % ahead in the
   /// AVX-512 build: 30.4-31.0 against 29.2-30.1).
+  ///
+  /// With `stream` (plan.streaming_stores) and o + a at the start of a line, the span's whole
+  /// lines are evaluated four at a time into a buffer in L1 (the same loop, the same values)
+  /// and written with non-temporal stores, each line's prefetches first, then a store fence at
+  /// the end of the span; the lines left over are stored as above. PRK's stencil as sections,
+  /// 8000^2 doubles on a Zen 4 core, a standalone copy of this loop: 15.4-17.2 GB/s against
+  /// 13.1-13.6 with plain stores (buffers of one line: 14.4-16.1; of eight: 14.7-17.5).
   template <bool Prefetch, class Cx, class Ev, class T, int N>
   TESSERA_HOST_FORCEINLINE static void main_span(const Cx& cx, const Ev& ev, index<N> i, T* o,
-                                                 index_type a, index_type e, index_type ahead) {
+                                                 index_type a, index_type e, index_type ahead,
+                                                 bool stream = false) {
     if constexpr (Prefetch) {
       constexpr index_type L = sizeof(T) < 64 ? index_type(64 / sizeof(T)) : 1;
       constexpr int M = int(codegen::max_row_prefetches);
@@ -201,6 +220,20 @@ struct kernels {
         }
       });
       index_type j = a;
+      if constexpr (streaming_supported && (sizeof(T) == 4 || sizeof(T) == 8) &&
+                    std::is_trivially_copyable_v<T>) {
+        constexpr index_type Q = 4 * L;  // elements per batch: four lines
+        if (stream && j + Q <= e && streamable(o + j)) {
+          for (; j + Q <= e; j += Q) {
+            for (index_type q = 0; q < Q; q += L)
+              for (int s = 0; s < streams; ++s) simd::prefetch<3>(at[s], ahead + (j + q) * size[s]);
+            alignas(64) T buf[Q];
+            row_batch<Q>(cx, ev, i, buf, j);
+            for (index_type q = 0; q < Q; q += L) stream_line(o + j + q, buf + q);
+          }
+          store_fence();
+        }
+      }
       for (; j + L <= e; j += L) {
         for (int s = 0; s < streams; ++s) simd::prefetch<3>(at[s], ahead + j * size[s]);
         row_span(cx, ev, i, o, j, j + L);
@@ -212,12 +245,12 @@ struct kernels {
   }
 
   /// Row r of an elementwise kernel that is not one flat loop (see elementwise), its main span
-  /// through main_span<Prefetch>.
+  /// through main_span<Prefetch> (streamed when `stream`).
   template <bool Prefetch, int S, class Ev, class T, int N>
   TESSERA_HOST_FORCEINLINE static void elementwise_row(const Ev& ev,
                                                        const tessera::impl::strided_ref<T, N>& out,
                                                        const extent<N>& ext, index_type r,
-                                                       index_type ahead) {
+                                                       index_type ahead, bool stream = false) {
     using E = typename eval::expr_of<Ev>::type;
     constexpr bool split = codegen::kind_count<E, node_kind::shift>() > 0 &&
                            codegen::kind_count<E, node_kind::custom>() == 0;
@@ -248,10 +281,10 @@ struct kernels {
       const eval::ectx<char, S, true, false, true> inner;
       row_span(c, ev, i, o, 0, lo);
       row_span(inner, ev, i, o, lo, a);
-      main_span<Prefetch>(inner, ev, i, o, a, hi, ahead);
+      main_span<Prefetch>(inner, ev, i, o, a, hi, ahead, stream);
     } else {
       row_span(c, ev, i, o, 0, a);
-      main_span<Prefetch>(c, ev, i, o, a, lo, ahead);
+      main_span<Prefetch>(c, ev, i, o, a, lo, ahead, stream);
     }
     row_span(c, ev, i, o, hi, cols);
   }
@@ -260,8 +293,9 @@ struct kernels {
   template <int S, class Ev, class T, int N>
   TESSERA_MEMORY_ROWS static void memory_row(const Ev& ev,
                                              const tessera::impl::strided_ref<T, N>& out,
-                                             const extent<N>& ext, index_type r, index_type ahead) {
-    elementwise_row<true, S>(ev, out, ext, r, ahead);
+                                             const extent<N>& ext, index_type r, index_type ahead,
+                                             bool stream) {
+    elementwise_row<true, S>(ev, out, ext, r, ahead, stream);
   }
 
   /// out = ev elementwise (out: extent ext, row-major, last dimension contiguous).
@@ -276,14 +310,18 @@ struct kernels {
       // every shift reads inside its operand (evaluated without boundary tests: contiguous
       // loads that vectorize) and the edges (the boundary policy applies); a row where a shift
       // reads outside its operand in an outer dimension is all edge. Rows whose operands come
-      // from memory prefetch them (plan.row_prefetches).
+      // from memory prefetch them (plan.row_prefetches), and where the output is larger than
+      // the cache and not read by the kernel, its whole lines leave with streaming stores
+      // (plan.streaming_stores).
       const index_type rows = n / ext[N - 1];
       using E = typename eval::expr_of<Ev>::type;
       if constexpr (codegen::kind_count<E, node_kind::custom>() == 0) {
         if (!k.row_prefetches.empty() && k.row_prefetch_bytes > 0) {
           const index_type ahead = k.row_prefetch_bytes;
-          backends::impl::launch(k.label, range(exec, 0, rows),
-                                 [=](index_type r) { memory_row<S>(ev, out, ext, r, ahead); });
+          const bool stream = k.streaming_stores;  // whole lines of each row (main_span)
+          backends::impl::launch(k.label, range(exec, 0, rows), [=](index_type r) {
+            memory_row<S>(ev, out, ext, r, ahead, stream);
+          });
           return;
         }
       }

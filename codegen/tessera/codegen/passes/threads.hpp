@@ -11,6 +11,16 @@
 
 namespace tessera::codegen {
 
+/// True when kernel `s` reads the memory it writes: an operand that is the destination itself
+/// (A = A + B, A += B). Such a kernel has its output lines in cache already; streaming stores
+/// would only evict them.
+inline bool reads_own_output(const expr_graph& g, const kernel_spec& s) {
+  for (int in : s.inputs)
+    if (g.nodes[in].traits.kind == node_kind::terminal && g.nodes[in].with_output == overlap::same)
+      return true;
+  return false;
+}
+
 inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& s,
                         const target& t) {
   const graph_node& root = g.nodes[s.root];
@@ -31,13 +41,11 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
       // a kernel that reads its own output (A = A + B, A += B) has those lines in cache
       // already, and streaming them out only evicts them (PRK nstream, 2^25 doubles, was
       // reported at 35 GB/s streamed against 47 for Kokkos' loop; unstreamed, `tessera-peers
-      // --only prk_nstream` measures 1.30x the best loop on a Zen 4 core). Only flat loops
-      // stream.
-      bool reads_output = false;
-      for (int in : s.inputs)
-        reads_output = reads_output || (g.nodes[in].traits.kind == node_kind::terminal &&
-                                        g.nodes[in].with_output == overlap::same);
-      k.streaming_stores = k.flat_index && !reads_output && t.streaming_store_min_bytes > 0 &&
+      // --only prk_nstream` measures 1.30x the best loop on a Zen 4 core). Row loops (not
+      // flat) stream only where they also prefetch their operands (lower.hpp,
+      // plan_row_prefetch).
+      k.streaming_stores = k.flat_index && !reads_own_output(g, s) &&
+                           t.streaming_store_min_bytes > 0 &&
                            std::size_t(n) * root.elem_bytes >= t.streaming_store_min_bytes;
       if (!k.flat_index && !t.thread_per_logical && !root.extent.empty()) {
         k.league_size = root.extent.back() > 0 ? n / root.extent.back() : 0;
