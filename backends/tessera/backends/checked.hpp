@@ -113,7 +113,14 @@ class checked_context final : public tessera::impl::host_context,
     id = static_cast<int>(locals_.size());
     locals_.emplace_back(d.bytes * std::size_t(threads_) / sizeof(std::uint64_t) + 1);
     local_names_.resize(locals_.size());
-    local_names_.back() = "'" + buffer_name(d, "tile_local", id) + "' (" + d.type_name() + ")";
+    // Appended, not "'" + name: GCC 12 at -O3 reports a false -Wrestrict inside
+    // operator+(const char*, std::string&&).
+    std::string name(1, '\'');
+    name += buffer_name(d, "tile_local", id);
+    name += "' (";
+    name += d.type_name();
+    name += ")";
+    local_names_.back() = std::move(name);
     return locals_.back().data();
   }
   void local_access(int id, int slot) override {
