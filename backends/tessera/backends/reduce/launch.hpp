@@ -188,8 +188,8 @@ void check_reduction_plan(const codegen::kernel_plan& k, index_type chunk) {
 }
 
 /// Folds every element of e (size n > 0) with rule as plan `k` says: through parallel_reduce
-/// on exec, or on the calling thread after a fence of exec when the plan folds inline (one
-/// chunk on a host backend); the result is a host value.
+/// on exec, or on the calling thread after a fence of exec, in one run, when the plan folds
+/// inline (one chunk, or one thread, on a host backend); the result is a host value.
 template <class Space, class E, class Rule>
 typename Rule::acc_type fold_all_direct(const Space& exec, const codegen::kernel_plan& k,
                                         const E& e, const extent<E::rank>& x, const Rule& rule) {
