@@ -264,6 +264,9 @@ TEST_CASE("reductions launch as planned: labels, kernels, chunks") {
   const auto pb = plan(reduction::sum, big);
   CHECK(pb.kernels.at(0).inline_fold == one_thread_host);
   CHECK(tt::has(pb.kernels.at(0).mapping, "in one run") == one_thread_host);
+  bool says_no_launch = false;
+  for (const auto& note : pb.kernels.at(0).notes) says_no_launch |= tt::has(note, "no launch");
+  CHECK(says_no_launch == one_thread_host);
   CHECK(pb.kernels.at(0).league_size > 1);
   check(pb, [&] { (void)sum(big); });
   const auto pr = plan(reduction::sum, A, reproducible);

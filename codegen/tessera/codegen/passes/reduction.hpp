@@ -74,11 +74,14 @@ inline kernel_plan plan_reduction(const reduction_desc& d, const target& t) {
   k.notes.push_back(d.reproducible
                         ? "bitwise reproducible: fixed chunks, partials combined pairwise in "
                           "chunk order, whatever the thread count"
-                    : one_run ? "one fold on one thread: the grouping of the additions follows "
-                                "the thread count (use reproducible for fixed bits)"
+                    : one_run ? "one run on one thread, chunks on several: the grouping of the "
+                                "additions follows the thread count (reproducible fixes the bits)"
                               : "chunk results combined by the Kokkos reduction (their grouping "
                                 "follows the thread count)");
-  k.notes.push_back("no chunk waits for another: the launch's end is the only synchronisation");
+  k.notes.push_back(k.inline_fold ? "no launch: a fence of the execution space, then the fold on "
+                                    "the calling thread"
+                                  : "no chunk waits for another: the launch's end is the only "
+                                    "synchronisation");
   return k;
 }
 
