@@ -85,10 +85,11 @@ TEST_CASE("matmul, alone and with a fused epilogue") {
   }
 }
 
-// Outputs of 32 MiB or more take the host backends' streaming-store path; the sizes end in
-// partial chunks and partial lines.
+// Outputs as large as the last-level cache (32 MiB on the machines these sizes were written
+// for; tt::streaming_scaled scales them to this one) take the host backends' streaming-store
+// path; the sizes end in partial chunks and partial lines.
 TEST_CASE("elementwise chains on streaming-size outputs") {
-  const long n = (1L << 23) + 4096 + 256 + 7;
+  const long n = tt::streaming_scaled((1L << 23) + 4096 + 256 + 7, 4096);
   M ea = tt::random_matrix<float>(n, 1), eb = tt::random_matrix<float>(n, 1),
     ec = tt::random_matrix<float>(n, 1);
   array<float, 1> A(extent<1>(n), ea.data(), ea.data() + n),
@@ -126,14 +127,14 @@ TEST_CASE("transpose: alone, fused with elementwise, with a schedule, on uneven 
 }
 
 // Host backends move 16 x 16 blocks through registers, skip scratch for plain transposes and
-// stream outputs of 32 MiB or more, a team walking several tiles down a column of the output;
-// these shapes span several tiles, end in partial blocks and (the first three) cross the
-// streaming threshold. The third is two tile columns wide: its columns of tiles are split
-// between teams, the last group shorter than the others.
+// stream outputs as large as the last-level cache, a team walking several tiles down a column
+// of the output; these shapes span several tiles, end in partial blocks and (the first three)
+// cross the streaming threshold. The third is two tile columns wide: its columns of tiles are
+// split between teams, the last group shorter than the others.
 TEST_CASE("transpose: multi-tile and streaming-size outputs, 4- and 8-byte types") {
   const bool big = tt::backend_streams("transpose streaming-size outputs");
-  const long long_side = big ? 4000 : 300, wide = big ? 2100 : 210, mid = big ? 1100 : 110,
-             tall = big ? 170003 : 5003;
+  const long long_side = big ? tt::streaming_scaled(4000, 128) : 300, wide = big ? 2100 : 210,
+             mid = big ? 1100 : 110, tall = big ? tt::streaming_scaled(170003, 128) : 5003;
   {
     M ea = tt::random_matrix<float>(long_side, wide),
       eb = tt::random_matrix<float>(wide, long_side);
@@ -208,13 +209,13 @@ TEST_CASE("tile_reduce and tile_mean against Eigen block reductions") {
 }
 
 // Narrow tiles combine the input rows under a chunk of outputs first, then neighbours; outputs
-// of 32 MiB or more leave through streaming stores. Shapes end in partial chunks and lines; a
-// 1 x C and an R x 1 tile, an epilogue, and max (exact) as well as mean.
+// as large as the last-level cache leave through streaming stores. Shapes end in partial chunks
+// and lines; a 1 x C and an R x 1 tile, an epilogue, and max (exact) as well as mean.
 TEST_CASE("tile_reduce with narrow tiles: partial chunks, streaming-size outputs, epilogues") {
   const bool big = tt::backend_streams("tile_reduce streaming-size outputs");
   {
-    // output 2901 x 2912 floats: 33.8 MB, rows aligned
-    const long r = 2 * (big ? 2901 : 301), c = 2 * (big ? 2912 : 312);
+    // output 2901 x 2912 floats (33.8 MB, rows aligned) at a 32 MiB threshold
+    const long r = 2 * (big ? tt::streaming_scaled(2901, 1) : 301), c = 2 * (big ? 2912 : 312);
     M ea = tt::random_matrix<float>(r, c);
     array<float, 2> A = from_eigen(ea), T(r / 2, c / 2), U(r / 2, c / 2);
     T = tile_mean<2, 2>(A);

@@ -4,6 +4,11 @@
 
 #include <tessera/backends/gpu/kernels.hpp>
 
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
 namespace {
 using namespace tessera;
 using codegen::memory_space_kind;
@@ -131,6 +136,42 @@ TEST_CASE("CPU staged transpose streaming its output: a team walks a column of t
   k = codegen::lower(codegen::build_graph(transpose(A)), t).plan.kernels.at(0);
   CHECK(k.tiles_per_team == 1);
   CHECK(k.league_size == 63 * 3);
+}
+
+TEST_CASE("CPU targets take their memory-size thresholds from this machine's last-level cache") {
+  const auto t = backends::backend<execution_space>::make_target();
+  if (t.thread_per_logical) {
+    MESSAGE("the " << backend_name() << " backend's target has no CPU memory thresholds");
+    return;
+  }
+  // The L3 this machine reports, read here independently of the library: Linux's sysfs (what
+  // lscpu shows), else the C library's sysconf, else none (32 MiB).
+  long l3 = 0;
+  for (int i = 0; i < 16 && l3 == 0; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream level(dir + "level"), type(dir + "type"), size(dir + "size");
+    int lv = 0;
+    std::string ty, sz;
+    if (!(level >> lv)) break;
+    if (lv != 3 || !(type >> ty) || ty == "Instruction" || !(size >> sz)) continue;
+    l3 = std::stol(sz) * (sz.back() == 'K' ? 1024L : sz.back() == 'M' ? 1024L * 1024 : 1L);
+  }
+#if defined(_SC_LEVEL3_CACHE_SIZE)
+  if (l3 <= 0) l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+  const std::size_t want = l3 >= 1024 * 1024 ? std::size_t(l3) : std::size_t{32} << 20;
+  MESSAGE("last-level cache: " << l3 << " B reported; memory threshold " << want << " B");
+  CHECK(t.row_prefetch_min_bytes == want);
+  CHECK(t.reduction.prefetch_min_bytes == want);
+  CHECK((t.streaming_store_min_bytes == want || t.streaming_store_min_bytes == 0));
+  // An output of that size streams; one element less stays in cache. A sum reading that many
+  // bytes prefetches where the backend prefetches at all.
+  const long n = long(want / sizeof(float));
+  array<float, 1> A(n), B(n);
+  const auto k = plan(2.f * A + B).kernels.at(0);
+  CHECK(k.streaming_stores == (t.streaming_store_min_bytes > 0));
+  array<float, 1> A1(n - 1), B1(n - 1);
+  CHECK_FALSE(plan(2.f * A1 + B1).kernels.at(0).streaming_stores);
 }
 
 TEST_CASE("explain prints memory spaces and barriers") {

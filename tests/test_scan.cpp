@@ -162,8 +162,8 @@ TEST_CASE("float sums accumulate in double: every prefix within one float roundi
 }
 
 TEST_CASE("outputs larger than the caches are streamed out and stay exact") {
-  // 32 MiB and more of output that the scan does not read: CPU plans stream the stores (from
-  // registers, after the first 64-byte boundary of the destination)
+  // An output as large as the last-level cache that the scan does not read: CPU plans stream
+  // the stores (from registers, after the first 64-byte boundary of the destination)
   const auto t = backends::backend<execution_space>::make_target();
   const long n = long(t.streaming_store_min_bytes > 0 ? t.streaming_store_min_bytes : 32 << 20) /
                      long(sizeof(int)) +

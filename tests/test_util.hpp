@@ -7,6 +7,8 @@
 #include <Eigen/Dense>
 
 #include <array>
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -80,6 +82,27 @@ inline bool backend_streams(const char* what) {
     MESSAGE(what << ": sizes reduced (no streaming-store threshold to cross on the "
                  << tessera::backend_name() << " backend)");
   return streams;
+}
+
+/// Bytes from which the default backend writes outputs with streaming stores: the target's
+/// threshold (the last-level cache of this machine on the CPU backends), or 32 MiB where it
+/// never streams.
+inline std::size_t streaming_bytes() {
+  const std::size_t b =
+      tessera::backends::backend<tessera::execution_space>::make_target().streaming_store_min_bytes;
+  return b > 0 ? b : std::size_t{32} << 20;
+}
+
+/// A size n written for a 32 MiB streaming threshold, scaled to this machine's: n itself at
+/// 32 MiB, else the smallest size of at least n * streaming_bytes() / 32 MiB with the same
+/// remainder modulo m (the same partial tiles, chunks and lines).
+inline long streaming_scaled(long n, long m) {
+  const double s = double(streaming_bytes()) / double(std::size_t{32} << 20);
+  if (s == 1.0) return n;
+  const long want = long(std::ceil(double(n) * s)), r = n % m;
+  long k = want - want % m + r;
+  if (k < want) k += m;
+  return k;
 }
 
 /// True (after printing why) when a test of the CPU kernel family (host/) has nothing to check

@@ -27,12 +27,17 @@ codegen::target make_target() {
   t.transpose.tile[1] = 32;
   t.transpose.block = transpose_block_size;
   t.transpose.pad = 0;
-  t.streaming_store_min_bytes = streaming_supported ? streaming_store_min_bytes : 0;
-  // Row loops moving more than the cache holds prefetch their operands' leading rows 4 KiB
-  // ahead: about what one core's memory bandwidth brings in during one memory latency
-  // (40 GB/s x 100 ns). PRK's stencil as sections (8000^2 doubles, Zen 5 core): 20 -> 25
-  // GB/s (512-bit vectors), 31-32 (256-bit); any distance from 2 to 32 KiB measured alike.
-  t.row_prefetch_min_bytes = streaming_store_min_bytes;
+  // Outputs larger than the last-level cache are written with non-temporal stores: they
+  // cannot stay in cache for the next kernel anyway, and skipping the read-for-ownership
+  // halves the traffic of the write side. Smaller outputs are stored normally and stay
+  // cache-resident. The threshold is this machine's L3 (impl::memory_resident_min_bytes).
+  const std::size_t memory_bytes = impl::memory_resident_min_bytes();
+  t.streaming_store_min_bytes = streaming_supported ? memory_bytes : 0;
+  // Row loops moving more than the last-level cache holds prefetch their operands' leading
+  // rows 4 KiB ahead: about what one core's memory bandwidth brings in during one memory
+  // latency (40 GB/s x 100 ns). PRK's stencil as sections (8000^2 doubles, Zen 5 core): 20 ->
+  // 25 GB/s (512-bit vectors), 31-32 (256-bit); any distance from 2 to 32 KiB measured alike.
+  t.row_prefetch_min_bytes = memory_bytes;
   t.row_prefetch_bytes = 4096;
   t.memory_rows_vector_bytes = TESSERA_MEMORY_ROWS_VECTOR_BYTES;
   t.matmul.packed = true;

@@ -31,11 +31,6 @@ namespace tessera::backends::host {
 /// Edge of the square blocks a staged transpose moves through registers (elements).
 inline constexpr int transpose_block_size = 16;
 
-/// Outputs at least this large (bytes) are written with non-temporal stores: they cannot stay
-/// in cache for the next kernel anyway, and skipping the read-for-ownership halves the traffic
-/// of the write side. Smaller outputs are stored normally so they remain cache-resident.
-inline constexpr std::size_t streaming_store_min_bytes = std::size_t{32} << 20;
-
 #if defined(TESSERA_HOST_SHUFFLE)
 namespace impl {
 /// N lanes of T (N x sizeof(T) = 64 bytes: one AVX-512 register, two AVX or four NEON ones).
@@ -192,13 +187,6 @@ inline void transpose_block(const T* in, std::ptrdiff_t ld, T* out, std::ptrdiff
   }
   for (int r = 0; r < B; ++r)
     for (int ii = 0; ii < B; ++ii) out[ii * ldo + r] = in[r * ld + ii];
-}
-
-/// True when an output of `n` elements at `p` is written with streaming stores: at least
-/// streaming_store_min_bytes, and streamable(p).
-template <class T>
-inline bool stream_output(const T* p, std::size_t n) {
-  return n * sizeof(T) >= streaming_store_min_bytes && streamable(p);
 }
 
 /// Orders earlier streaming stores before later stores (x86 sfence); no-op elsewhere.

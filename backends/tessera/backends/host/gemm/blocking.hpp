@@ -1,5 +1,5 @@
 /// \file host/gemm/blocking.hpp
-/// \brief Cache blocking of the CPU gemm: the host's data cache sizes (sysconf), the blocking
+/// \brief Cache blocking of the CPU gemm: the host's cache sizes (sysfs, sysconf), the blocking
 ///        derived from them, and the launch parameters of a product (codegen::plan_gemm).
 #pragma once
 
@@ -8,6 +8,10 @@
 #include <tessera/dsl/errors.hpp>
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #if defined(__unix__) || defined(__APPLE__)
@@ -33,22 +37,76 @@ inline std::string describe(const gemm_blocking& b) {
 
 namespace impl {
 
-/// Per-core data cache sizes in bytes (L1d, L2, L3), from sysconf where the C library reports
-/// them, else typical values of current x86-64 / AArch64 server cores.
+/// Bytes of the level-`level` data or unified cache of CPU 0 as the Linux kernel reports it
+/// (/sys/devices/system/cpu/cpu0/cache/index*/{level,type,size}, the source of lscpu), 0
+/// where it reports none (other systems, or no such level).
+inline long sysfs_cache_bytes(int level) {
+#if defined(__linux__)
+  for (int i = 0; i < 16; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    auto read = [&dir](const char* name, char* buf, int size) {
+      std::FILE* f = std::fopen((dir + name).c_str(), "r");
+      if (f == nullptr) return false;
+      const bool ok = std::fgets(buf, size, f) != nullptr;
+      std::fclose(f);
+      return ok;
+    };
+    char lv[16], type[32], size[32];
+    if (!read("level", lv, sizeof lv)) break;  // no further cache of CPU 0
+    if (std::atoi(lv) != level || !read("type", type, sizeof type) ||
+        std::strncmp(type, "Instruction", 11) == 0 || !read("size", size, sizeof size))
+      continue;
+    char* unit = nullptr;
+    long bytes = std::strtol(size, &unit, 10);  // "32K", "1024K", "32768K", "32M"
+    if (*unit == 'K') bytes *= 1024L;
+    if (*unit == 'M') bytes *= 1024L * 1024;
+    if (*unit == 'G') bytes *= 1024L * 1024 * 1024;
+    return bytes;
+  }
+#endif
+  (void)level;
+  return 0;
+}
+
+/// Per-core data cache sizes in bytes (L1d, L2) and the last-level cache (L3) that a core
+/// shares with its neighbours: from the kernel's sysfs where there is one, else from sysconf
+/// where the C library reports them, else typical values of current x86-64 / AArch64 server
+/// cores (l3_reported false). sysfs comes first: glibc 2.36's sysconf reports 320 MiB of L3 in
+/// the KVM guest of a 2-core Zen 4 whose sysfs (and lscpu) say 32 MiB. Read once per process.
 struct cache_sizes {
   long l1, l2, l3;
+  bool l3_reported;
 };
 inline cache_sizes host_caches() {
-  cache_sizes c{32 * 1024, 1024 * 1024, 8 * 1024 * 1024};
+  static const cache_sizes caches = [] {
+    cache_sizes c{32 * 1024, 1024 * 1024, 8 * 1024 * 1024, false};
+    long l1 = sysfs_cache_bytes(1), l2 = sysfs_cache_bytes(2), l3 = sysfs_cache_bytes(3);
 #if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE) && \
     defined(_SC_LEVEL3_CACHE_SIZE)
-  const long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE),
-             l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  if (l1 >= 8 * 1024) c.l1 = l1;
-  if (l2 >= 64 * 1024) c.l2 = l2;
-  if (l3 >= 1024 * 1024) c.l3 = l3;
+    if (l1 <= 0) l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    if (l2 <= 0) l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (l3 <= 0) l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
 #endif
-  return c;
+    if (l1 >= 8 * 1024) c.l1 = l1;
+    if (l2 >= 64 * 1024) c.l2 = l2;
+    if (l3 >= 1024 * 1024) {
+      c.l3 = l3;
+      c.l3_reported = true;
+    }
+    return c;
+  }();
+  return caches;
+}
+
+/// Bytes of data from which a CPU kernel takes its operands to come from memory and its output
+/// to go there, not to stay in cache: the last-level cache this machine reports (host_caches:
+/// 32 MiB on a Zen 4 or Zen 5 core complex, 30-105 MiB on Intel server parts), or 32 MiB where
+/// it reports none. Outputs this large leave through streaming stores and the inputs of row
+/// loops and reductions this large are prefetched (host/target.hpp): they would not stay in
+/// the last-level cache for the next kernel anyway.
+inline std::size_t memory_resident_min_bytes() {
+  const cache_sizes c = host_caches();
+  return c.l3_reported ? std::size_t(c.l3) : std::size_t{32} << 20;
 }
 
 inline void check_blocking(const char* fn, const gemm_blocking& b) {
@@ -65,7 +123,7 @@ inline constexpr int gemm_mr = impl::micro_tile<T>::MR;
 template <class T>
 inline constexpr int gemm_nr = impl::micro_tile<T>::NR;
 
-/// Blocking derived from the cache sizes of the host (sysconf, with fallbacks of 32 KiB L1d,
+/// Blocking derived from the cache sizes of the host (host_caches, with fallbacks of 32 KiB L1d,
 /// 1 MiB L2, 8 MiB L3): kc so that a packed kc x NR micro-panel of B is 4/3 of L1d, mc so that
 /// the packed mc x kc block of A fills half of L2 (at most 16 micro-panels, which also keeps
 /// enough row blocks for the threads), nc so that the kc x nc panel of B uses a quarter of L3
