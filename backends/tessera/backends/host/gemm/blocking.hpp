@@ -99,11 +99,11 @@ inline cache_sizes host_caches() {
 }
 
 /// Bytes of data from which a CPU kernel takes its operands to come from memory and its output
-/// to go there, not to stay in cache: the last-level cache this machine reports (host_caches:
-/// 32 MiB on a Zen 4 or Zen 5 core complex, 30-105 MiB on Intel server parts), or 32 MiB where
-/// it reports none. Outputs this large leave through streaming stores and the inputs of row
-/// loops and reductions this large are prefetched (host/target.hpp): they would not stay in
-/// the last-level cache for the next kernel anyway.
+/// to go there, not to stay in cache: the last-level cache this machine reports (host_caches;
+/// 32 MiB on the 2-core Zen 4 the README measures), or 32 MiB where it reports none. Outputs
+/// this large leave through streaming stores and the inputs of row loops and reductions this
+/// large are prefetched (host/target.hpp): they would not stay in the last-level cache for the
+/// next kernel anyway.
 inline std::size_t memory_resident_min_bytes() {
   const cache_sizes c = host_caches();
   return c.l3_reported ? std::size_t(c.l3) : std::size_t{32} << 20;
