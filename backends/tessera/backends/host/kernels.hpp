@@ -138,6 +138,47 @@ struct kernels {
     }
     (simd::store(acc + R * W, r[R]), ...);
   }
+  /// Compensated lanes: sums `groups` consecutive blocks of K x L elements from p (block_sums'
+  /// trees; K = 1: one element per lane) and adds each block's L lane sums into the lanes
+  /// (s[l], c[l]) with TwoSum, lane by lane, block after block: the operations and order of
+  /// compensated_sum_rule's step on each lane, so the same bits. The lanes live in vector
+  /// registers for the whole loop (the generic loop over 16 lanes compiled to scalar code: a
+  /// double sum of 2^16 elements in L2 read 48 GB/s against Eigen's 117 on a Zen 4 core).
+  /// With ahead > 0 each block first prefetches its cache lines `ahead` elements on.
+  /// \tparam K power of two  \tparam L lanes, a multiple of the target's lanes of T
+  template <int K, int L, class T>
+  requires(simd::bytes > 0 && std::is_floating_point_v<T> && simd::lanes<T> > 1 &&
+           L % simd::lanes<T> == 0) TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE
+      static void block_fold_two_sum(const T* p, index_type groups, T* s, T* c,
+                                     index_type ahead = 0) {
+    constexpr int W = simd::lanes<T>;
+    if (ahead > 0)
+      two_sum_regs<K, L, W, true>(p, groups, s, c, ahead, std::make_index_sequence<L / W>{});
+    else
+      two_sum_regs<K, L, W, false>(p, groups, s, c, 0, std::make_index_sequence<L / W>{});
+  }
+  template <int K, int L, int W, bool Prefetch, class T, std::size_t... R>
+  TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void two_sum_regs(
+      const T* p, index_type groups, T* s, T* c, index_type ahead, std::index_sequence<R...>) {
+    using V = simd::vec<T, W>;
+    V rs[sizeof...(R)] = {simd::load<V>(s + R * W)...};
+    V rc[sizeof...(R)] = {simd::load<V>(c + R * W)...};
+    // compensated_sum_rule::two_sum, lane-wise.
+    const auto two_sum = [](V& sv, V& cv, const V& x) {
+      const V t = sv + x;
+      const V z = t - sv;
+      cv += (sv - (t - z)) + (x - z);
+      sv = t;
+    };
+    for (index_type g = 0; g < groups; ++g) {
+      if constexpr (Prefetch) prefetch_lines<K * L* int(sizeof(T))>(p + g * K * L, ahead);
+      simd::vec<T, L> t;
+      block_tree<K, L>(p + g * K * L, t);
+      (two_sum(rs[R], rc[R], lanes_of<R * W, W>(t, std::make_index_sequence<W>{})), ...);
+    }
+    (simd::store(s + R * W, rs[R]), ...);
+    (simd::store(c + R * W, rc[R]), ...);
+  }
   /// Lanes [First, First + W) of v as a vector of W lanes (a shuffle, which stays in
   /// registers where a copy through memory did not).
   template <int First, int W, class V, std::size_t... J>

@@ -89,6 +89,14 @@ concept has_block_fold = requires(const T* p, A* acc) {
   backend<Space>::template block_fold<K, L>(p, index_type{}, acc);
 };
 
+/// True when the backend of Space also folds whole runs of blocks into compensated lanes
+/// (block_fold_two_sum<K, L>(const T* p, index_type groups, T* s, T* c): TwoSum of each block
+/// lane into (s[l], c[l]), lanes kept in registers).
+template <class Space, class T, int K, int L>
+concept has_block_fold_two_sum = requires(const T* p, T* s) {
+  backend<Space>::template block_fold_two_sum<K, L>(p, index_type{}, s, s);
+};
+
 /// True when the backend of Space prefetches cache lines ahead of a run (prefetch_lines<Bytes>(p,
 /// ahead)): the CPU backends.
 template <class Space, class T>
@@ -185,17 +193,34 @@ struct chunk_folder {
       return block_sum<K / 2, Lanes>(get, j) + block_sum<K / 2, Lanes>(get, j + K / 2 * Lanes);
   }
 
-  /// The fold of the C elements [lo, lo + C) for a compile-time C < 2 L: the association of
-  /// fold(lo, lo + C) (the first element lifted, then one step per element, in order), with
-  /// every element loaded before the first step, so that a GPU thread keeps C loads in flight.
+  /// The fold of the n < 2 L elements get(0), ..., get(n - 1) (n >= 1). From L elements on,
+  /// the first L are lifted into the lanes, element L + q is stepped into lane q, and the
+  /// lanes combine as every chunk's do; fewer are lifted and stepped in order. Lanes instead of
+  /// one chain of n dependent steps, measured per call on a Zen 4 core: a float sum of 24
+  /// elements 22 -> 16 ns, a double (compensated) sum of 24 28 -> 21 ns, a float max of 100
+  /// elements 45 -> 22 ns.
+  template <class G>
+  KOKKOS_FORCEINLINE_FUNCTION acc_type fold_few(const G& get, index_type n) const {
+    if (n >= L) {
+      lane_block<Rule, L> lanes;
+      for (int l = 0; l < L; ++l) lanes.init(rule, l, get(l));
+      for (index_type q = L; q < n; ++q) lanes.step(rule, int(q - L), get(q));
+      return lanes.combine(rule);
+    }
+    acc_type a = rule.lift(get(0));
+    for (index_type q = 1; q < n; ++q) rule.step(a, get(q));
+    return a;
+  }
+
+  /// The fold of the C elements [lo, lo + C) for a compile-time C < 2 L: fold(lo, lo + C)
+  /// (fold_few's association), with every element loaded first, so that a GPU thread keeps C
+  /// loads in flight.
   template <index_type C>
   KOKKOS_INLINE_FUNCTION acc_type fold_short(index_type lo) const {
     static_assert(C >= 1 && C < 2 * L, "fold_short: C must be below two lane widths");
     value_type v[C];
     for (index_type q = 0; q < C; ++q) v[q] = at_linear(lo + q);
-    acc_type a = rule.lift(v[0]);
-    for (index_type q = 1; q < C; ++q) rule.step(a, v[q]);
-    return a;
+    return fold_few([&](index_type q) { return v[q]; }, C);
   }
 
   /// The fold of the count > 0 elements first, first + stride, ... in that order (the first
@@ -217,11 +242,7 @@ struct chunk_folder {
   /// The fold of elements [lo, hi) of the row-major order (hi > lo). Deterministic: depends
   /// only on lo, hi and the data.
   TESSERA_REDUCE_OUTLINE KOKKOS_INLINE_FUNCTION acc_type fold(index_type lo, index_type hi) const {
-    if (hi - lo < 2 * L) {
-      acc_type a = rule.lift(at_linear(lo));
-      for (index_type q = lo + 1; q < hi; ++q) rule.step(a, at_linear(q));
-      return a;
-    }
+    if (hi - lo < 2 * L) return fold_few([&](index_type q) { return at_linear(lo + q); }, hi - lo);
     lane_block<Rule, L> lanes;
     index_type start = lo;
     if constexpr (requires { rule.identity(); }) {
@@ -278,6 +299,18 @@ struct chunk_folder {
         // The same additions in the same order, with the lanes held in registers.
         backend<Space>::template block_fold<K, L>(get.data() + j0, cnt / G, lanes.a, prefetch);
         q = cnt / G * G;
+      } else if constexpr (vector_blocks && two_sum_lanes_rule<Rule> &&
+                           has_block_fold_two_sum<Space, value_type, K, L>) {
+        // The same TwoSum steps in the same order, with the lanes held in registers; then the
+        // run's remaining whole rows of L lanes, one element per lane.
+        backend<Space>::template block_fold_two_sum<K, L>(get.data() + j0, cnt / G, lanes.s,
+                                                          lanes.c, prefetch);
+        q = cnt / G * G;
+        if constexpr (has_block_fold_two_sum<Space, value_type, 1, L>) {
+          backend<Space>::template block_fold_two_sum<1, L>(get.data() + j0 + q, (cnt - q) / L,
+                                                            lanes.s, lanes.c);
+          q += (cnt - q) / L * L;
+        }
       } else {
         const index_type per = cnt / G / S;
         for (index_type b = 0; b < per; ++b)

@@ -53,12 +53,22 @@ struct lane_block<compensated_sum_rule<T>, L> {
     c[l] = T(0);
   }
   KOKKOS_INLINE_FUNCTION void step(const rule&, int l, const T& x) { rule::two_sum(s[l], c[l], x); }
-  KOKKOS_INLINE_FUNCTION compensated<T> combine(const rule& r) {
-    compensated<T> a[L];
-    for (int l = 0; l < L; ++l) a[l] = {s[l], c[l]};
-    for (int w = L / 2; w > 0; w /= 2)
-      for (int l = 0; l < w; ++l) r.merge(a[l], a[l + w]);
-    return a[0];
+  /// The pairwise tree of rule::merge over the lanes ((s, c)[l] merged with (s, c)[l + w],
+  /// w = L/2, ..., 1), computed on the two arrays in place: the same operations, so the same
+  /// bits, as merging compensated pairs; a copy into pairs first kept GCC from vectorizing it.
+  KOKKOS_INLINE_FUNCTION compensated<T> combine(const rule&) {
+    combine_level<L / 2>();
+    return {s[0], c[0]};
+  }
+  template <int W>
+  KOKKOS_FORCEINLINE_FUNCTION void combine_level() {
+    if constexpr (W > 0) {
+      for (int l = 0; l < W; ++l) {  // rule::merge((s, c)[l], (s, c)[l + W])
+        c[l] += c[l + W];
+        rule::two_sum(s[l], c[l], s[l + W]);
+      }
+      combine_level<W / 2>();
+    }
   }
 };
 

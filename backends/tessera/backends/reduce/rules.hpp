@@ -51,6 +51,14 @@ concept lane_add_rule = requires {
   requires R::lane_add;
 };
 
+/// Rules whose lanes are compensated (TwoSum) sums of the element type, stored as separate
+/// sum and error arrays (a rule's `two_sum_lanes`): a backend may then add whole runs of blocks
+/// into them with its own vector code (reduce/fold.hpp).
+template <class R>
+concept two_sum_lanes_rule = requires {
+  requires R::two_sum_lanes;
+};
+
 /// Sums of floating types narrower than double (float): blocks of 16 elements, one per lane
 /// and 16 lanes apart, are added in float by a pairwise tree (4 roundings of 2^-24), then
 /// converted to double and added into double lanes (roundings of 2^-53). The float blocks keep
@@ -93,6 +101,7 @@ struct compensated_sum_rule {
   static constexpr int lanes = 16;
   static constexpr int block = 8;
   static constexpr bool unroll = false;
+  static constexpr bool two_sum_lanes = true;  ///< the lanes: sums s[L] and errors c[L]
   KOKKOS_INLINE_FUNCTION acc_type identity() const { return {T(0), T(0)}; }
   KOKKOS_INLINE_FUNCTION acc_type lift(const T& x) const { return {x, T(0)}; }
   KOKKOS_INLINE_FUNCTION static void two_sum(T& s, T& c, const T& x) {
