@@ -5,7 +5,7 @@
 //   transpose         Tessera | Eigen | OpenBLAS somatcopy | Halide          | memcpy bandwidth
 //   tile_mean SxS     Tessera | Eigen | Halide                               | read bandwidth
 //   2A + 3B - C       Tessera | Eigen | a vectorized C loop                  | memcpy bandwidth
-//   sum               Tessera | Eigen | OpenBLAS sasum (non-negative data)   | read bandwidth
+//   sum (f32, f64)    Tessera | Eigen | OpenBLAS sasum / dasum (data >= 0)  | read bandwidth
 //   PRK stencil R=2   Tessera sections | Kokkos MDRangePolicy | a C loop   | memcpy bandwidth
 //                     (also shown: Tessera's Tier 0 forms, interior launch and load_halo)
 //   PRK nstream       Tessera A += B + sC | Kokkos RangePolicy | a C loop   | memcpy bandwidth
@@ -394,24 +394,36 @@ inline row elementwise(const options& o, std::vector<contender>& cs, std::string
   return r;
 }
 
-inline row sum(const options& o, int log2n, std::vector<contender>& cs, std::string& name) {
+/// cblas_sasum or cblas_dasum: OpenBLAS's sum of |x| of T.
+template <class T>
+T openblas_asum(int n, const T* x) {
+  if constexpr (std::is_same_v<T, float>)
+    return cblas_sasum(n, x, 1);
+  else
+    return cblas_dasum(n, x, 1);
+}
+
+/// Sum of 2^log2n elements of T (float: sum_2^S; double: sum_f64_2^S).
+template <class T>
+row sum(const options& o, int log2n, std::vector<contender>& cs, std::string& name) {
+  constexpr bool f32 = std::is_same_v<T, float>;
   const long n = std::max(1024L, static_cast<long>(double(1L << log2n) * std::min(1.0, o.scale)));
-  name = "sum_2^" + std::to_string(log2n);
-  // Non-negative data, so that sasum (the sum of |x|) is the same sum.
-  auto v = std::make_shared<Eigen::VectorXf>(n);
+  name = std::string(f32 ? "sum_2^" : "sum_f64_2^") + std::to_string(log2n);
+  // Non-negative data, so that ?asum (the sum of |x|) is the same sum.
+  using vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
+  auto v = std::make_shared<vector>(n);
   std::mt19937 g(9);
-  std::uniform_real_distribution<float> dist(0.5f, 1.5f);
+  std::uniform_real_distribution<T> dist(T(0.5), T(1.5));
   for (long i = 0; i < n; ++i) (*v)[i] = dist(g);
-  const double want = v->cast<double>().sum();
+  const double want = v->template cast<double>().sum();
   // Every contender reads the same memory (a view of v on host backends): arrays near the L3
   // size would otherwise favour whichever contender reads the data the previous one left in
   // cache.
-  auto a = std::make_shared<tessera::array_view<const float, 1>>(tessera::extent<1>(n), v->data());
-  auto rel = [want](float x) {
+  auto a = std::make_shared<tessera::array_view<const T, 1>>(tessera::extent<1>(n), v->data());
+  auto rel = [want](T x) {
     return std::abs(double(x) - want) / want;
   };
-  auto st = std::make_shared<float>(0.f), se = std::make_shared<float>(0.f),
-       sb = std::make_shared<float>(0.f);
+  auto st = std::make_shared<T>(0), se = std::make_shared<T>(0), sb = std::make_shared<T>(0);
   cs.push_back({"Tessera", [=] { *st = tessera::sum(*a); },
                 [=] {
                   return rel(*st);
@@ -420,16 +432,17 @@ inline row sum(const options& o, int log2n, std::vector<contender>& cs, std::str
                 [=] {
                   return rel(*se);
                 }});
-  cs.push_back({"OpenBLAS sasum", [=] { *sb = cblas_sasum(int(n), v->data(), 1); },
+  cs.push_back({f32 ? "OpenBLAS sasum" : "OpenBLAS dasum",
+                [=] { *sb = openblas_asum(int(n), v->data()); },
                 [=] {
                   return rel(*sb);
                 }});
   row r;
   r.size = std::to_string(n);
   r.unit = "GB/s";
-  r.work = double(n) * sizeof(float);
+  r.work = double(n) * sizeof(T);
   r.limit_name = "read";
-  r.tolerance = 1e-4;  // relative: float accumulation over up to 2^28 terms
+  r.tolerance = f32 ? 1e-4 : 1e-12;  // relative: accumulation in T over up to 2^28 terms
   return r;
 }
 
@@ -703,7 +716,11 @@ inline std::vector<std::pair<std::string, workload_fn>> workloads() {
   };
   for (int l : {16, 20, 24, 28})
     w.push_back({"sum_2^" + std::to_string(l), [l](auto& o, auto& c, auto& n) {
-                   return sum(o, l, c, n);
+                   return sum<float>(o, l, c, n);
+                 }});
+  for (int l : {12, 16, 20})  // in L1, L2 and L3 on most CPUs: where the lanes' arithmetic shows
+    w.push_back({"sum_f64_2^" + std::to_string(l), [l](auto& o, auto& c, auto& n) {
+                   return sum<double>(o, l, c, n);
                  }});
   return w;
 }
@@ -718,9 +735,14 @@ inline std::map<std::string, std::pair<double, double>> time_here(std::vector<co
     if (only.empty() || c.name == only) run.push_back(&c);
   std::vector<double> best(run.size(), 1e300);
   for (auto* c : run) c->run();  // warm-up: page faults, JIT, the matmul autotuner
+  // Each round starts from the next contender, so that none always runs right after the same
+  // other: on data near the last-level cache's size a run's speed depends on what the run
+  // before it left in cache (a sum of 2^24 floats read 18-28 GB/s between runs on a Zen 4).
   for (int r = 0; r < reps; ++r)
-    for (std::size_t k = 0; k < run.size(); ++k)
+    for (std::size_t i = 0; i < run.size(); ++i) {
+      const std::size_t k = (i + std::size_t(r)) % run.size();
       best[k] = std::min(best[k], tour::time_once(run[k]->run));
+    }
   std::map<std::string, std::pair<double, double>> out;
   for (std::size_t k = 0; k < run.size(); ++k) out[run[k]->name] = {best[k], run[k]->error()};
   return out;
