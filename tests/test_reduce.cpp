@@ -306,6 +306,40 @@ TEST_CASE("integer sums, means and reductions are exact (int, unsigned, short, i
   CHECK(reduce(make_array(extent<1>(40000), p), std::int64_t(3), multiplies<>{}) == want);
 }
 
+// CPUs sum 4-byte integers as pairs in 64-bit lanes (an accumulator of the pairs and one of
+// their upper halves), signed ones biased to unsigned first, and read arrays of at least the
+// last-level cache's size as four streams: the result is the exact sum modulo 2^64, converted
+// to T. Values at both extremes make every carry and the bias matter.
+TEST_CASE("32-bit integer sums at the extremes, in cache and from memory, exact modulo 2^bits") {
+  const long big = long(tt::streaming_bytes() / sizeof(int)) + 13;
+  for (long n : {1L, 15L, 16L, 31L, 32L, 33L, 255L, 1000L, 4099L, 65536L + 7, big}) {
+    CAPTURE(n);
+    std::vector<int> vi(static_cast<std::size_t>(n));
+    std::vector<unsigned> vu(static_cast<std::size_t>(n));
+    std::uniform_int_distribution<int> di(std::numeric_limits<int>::min(),
+                                          std::numeric_limits<int>::max());
+    std::int64_t si = 0;
+    std::uint64_t su = 0;
+    for (long i = 0; i < n; ++i) {
+      const int k = int(i % 7);
+      vi[i] = k == 0   ? std::numeric_limits<int>::min()
+              : k == 1 ? std::numeric_limits<int>::max()
+              : k == 2 ? -1
+                       : di(tt::rng());
+      vu[i] = k == 0 ? std::numeric_limits<unsigned>::max() : unsigned(vi[i]);
+      si += vi[i];
+      su += vu[i];
+    }
+    const auto ai = make_array(extent<1>(n), vi);
+    const auto au = make_array(extent<1>(n), vu);
+    CHECK(sum(ai) == static_cast<int>(si));
+    CHECK(sum(au) == static_cast<unsigned>(su));
+    CHECK(sum(ai, reproducible) == static_cast<int>(si));
+    CHECK(mean(ai) == static_cast<int>(si / n));
+    CHECK(mean(au) == static_cast<unsigned>(su / std::uint64_t(n)));
+  }
+}
+
 TEST_CASE("any readable: a computed rank-3 value (no storage) sums exactly") {
   for (auto e :
        {extent<3>(1, 1, 1), extent<3>(3, 7, 11), extent<3>(17, 13, 97), extent<3>(2, 3, 16411)}) {

@@ -11,6 +11,7 @@
 #include <tessera/dsl/readable.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 // On host compilers the chunk fold is kept out of line: compiled on its own, GCC keeps the
@@ -95,6 +96,13 @@ concept has_block_fold = requires(const T* p, A* acc) {
 template <class Space, class T, int K, int L>
 concept has_block_fold_two_sum = requires(const T* p, T* s) {
   backend<Space>::template block_fold_two_sum<K, L>(p, index_type{}, s, s);
+};
+
+/// True when the backend of Space sums runs of 4-byte integers of T exactly modulo 2^64
+/// (int32_sum(const T* p, index_type n, std::uint64_t& acc): acc += p[0] + ... + p[n - 1]).
+template <class Space, class T>
+concept has_int32_sum = requires(const T* p, std::uint64_t& a) {
+  backend<Space>::int32_sum(p, index_type{}, a);
 };
 
 /// True when the backend of Space prefetches cache lines ahead of a run (prefetch_lines<Bytes>(p,
@@ -243,6 +251,15 @@ struct chunk_folder {
   /// only on lo, hi and the data.
   TESSERA_REDUCE_OUTLINE KOKKOS_INLINE_FUNCTION acc_type fold(index_type lo, index_type hi) const {
     if (hi - lo < 2 * L) return fold_few([&](index_type q) { return at_linear(lo + q); }, hi - lo);
+    if constexpr (is_raw_operand<E> && std::is_same_v<Rule, int_sum_rule<value_type>> &&
+                  has_int32_sum<Space, value_type>) {
+      // 32-bit integer sums: the backend's whole-run sums modulo 2^64, added in run order.
+      acc_type a = 0;
+      for_each_run(lo, hi, [&](const auto& get, index_type j0, index_type cnt) {
+        backend<Space>::int32_sum(get.data() + j0, cnt, a);
+      });
+      return a;
+    }
     lane_block<Rule, L> lanes;
     index_type start = lo;
     if constexpr (requires { rule.identity(); }) {
