@@ -11,6 +11,7 @@
 #include <tessera/backends/host/transpose.hpp>
 #include <tessera/backends/kernels/operands.hpp>
 #include <tessera/backends/launch.hpp>
+#include <tessera/backends/reduce/rules.hpp>
 #include <tessera/codegen/kernel_plan.hpp>
 
 #include <algorithm>
@@ -163,18 +164,12 @@ struct kernels {
     using V = simd::vec<T, W>;
     V rs[sizeof...(R)] = {simd::load<V>(s + R * W)...};
     V rc[sizeof...(R)] = {simd::load<V>(c + R * W)...};
-    // compensated_sum_rule::two_sum, lane-wise.
-    const auto two_sum = [](V& sv, V& cv, const V& x) {
-      const V t = sv + x;
-      const V z = t - sv;
-      cv += (sv - (t - z)) + (x - z);
-      sv = t;
-    };
+    using rule = tessera::backends::impl::compensated_sum_rule<T>;
     for (index_type g = 0; g < groups; ++g) {
       if constexpr (Prefetch) prefetch_lines<K * L* int(sizeof(T))>(p + g * K * L, ahead);
       simd::vec<T, L> t;
       block_tree<K, L>(p + g * K * L, t);
-      (two_sum(rs[R], rc[R], lanes_of<R * W, W>(t, std::make_index_sequence<W>{})), ...);
+      (rule::two_sum(rs[R], rc[R], V(lanes_of<R * W, W>(t, std::make_index_sequence<W>{}))), ...);
     }
     (simd::store(s + R * W, rs[R]), ...);
     (simd::store(c + R * W, rc[R]), ...);

@@ -54,8 +54,8 @@ struct lane_block<compensated_sum_rule<T>, L> {
   }
   KOKKOS_INLINE_FUNCTION void step(const rule&, int l, const T& x) { rule::two_sum(s[l], c[l], x); }
   /// The pairwise tree of rule::merge over the lanes ((s, c)[l] merged with (s, c)[l + w],
-  /// w = L/2, ..., 1), computed on the two arrays in place: the same operations, so the same
-  /// bits, as merging compensated pairs; a copy into pairs first kept GCC from vectorizing it.
+  /// w = L/2, ..., 1), computed on the two arrays in place, one level per template instance:
+  /// the same operations, so the same bits, as merging copies of them as compensated pairs.
   KOKKOS_INLINE_FUNCTION compensated<T> combine(const rule&) {
     combine_level<L / 2>();
     return {s[0], c[0]};

@@ -104,9 +104,12 @@ struct compensated_sum_rule {
   static constexpr bool two_sum_lanes = true;  ///< the lanes: sums s[L] and errors c[L]
   KOKKOS_INLINE_FUNCTION acc_type identity() const { return {T(0), T(0)}; }
   KOKKOS_INLINE_FUNCTION acc_type lift(const T& x) const { return {x, T(0)}; }
-  KOKKOS_INLINE_FUNCTION static void two_sum(T& s, T& c, const T& x) {
-    const T t = s + x;
-    const T z = t - s;
+  /// s + c += x by TwoSum; V: T, or a vector of T (the same operations lane by lane, as the
+  /// CPU backends' block_fold_two_sum runs them).
+  template <class V>
+  KOKKOS_INLINE_FUNCTION static void two_sum(V& s, V& c, const V& x) {
+    const V t = s + x;
+    const V z = t - s;
     c += (s - (t - z)) + (x - z);
     s = t;
   }
