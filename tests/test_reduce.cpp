@@ -340,6 +340,59 @@ TEST_CASE("32-bit integer sums at the extremes, in cache and from memory, exact 
   }
 }
 
+// CPU backends fold runs of whole blocks into compensated lanes in vector registers (each
+// block's tree of additions on the multiply-add units where the target has them and they fit):
+// the bits of compensated_sum_rule's steps, lane by lane and block after block, the order every
+// other backend computes. Values spread over 60 binary orders make every rounding error count.
+template <class T, int K, int L>
+void check_block_fold_two_sum() {
+  using Space = Kokkos::DefaultHostExecutionSpace;
+  using rule = backends::impl::compensated_sum_rule<T>;
+  if constexpr (backends::impl::has_block_fold_two_sum<Space, T, K, L>) {
+    std::uniform_real_distribution<T> u(T(-1), T(1));
+    std::uniform_int_distribution<int> e(-30, 30);
+    for (long groups : {0L, 1L, 2L, 3L, 7L, 64L}) {
+      CAPTURE(groups);
+      std::vector<T> x(static_cast<std::size_t>(groups * K * L));
+      for (auto& v : x) v = std::ldexp(u(tt::rng()), e(tt::rng()));
+      std::array<T, L> s{}, c{};
+      for (int l = 0; l < L; ++l) {
+        s[l] = std::ldexp(u(tt::rng()), 12);
+        c[l] = std::ldexp(u(tt::rng()), -44);
+      }
+      std::array<T, L> want_s = s, want_c = c;
+      // Lane l of block g: its K elements (stride L) added as block_sums' pairwise tree.
+      auto tree = [&](auto& self, const T* q, int l, int k0, int k1) -> T {
+        if (k1 - k0 == 1) return q[k0 * L + l];
+        const int mid = (k0 + k1) / 2;
+        return self(self, q, l, k0, mid) + self(self, q, l, mid, k1);
+      };
+      for (long g = 0; g < groups; ++g)
+        for (int l = 0; l < L; ++l)
+          rule::two_sum(want_s[l], want_c[l], tree(tree, x.data() + g * K * L, l, 0, K));
+      backends::backend<Space>::template block_fold_two_sum<K, L>(x.data(), groups, s.data(),
+                                                                  c.data());
+      for (int l = 0; l < L; ++l) {
+        CAPTURE(l);
+        CHECK(std::memcmp(&s[l], &want_s[l], sizeof(T)) == 0);
+        CHECK(std::memcmp(&c[l], &want_c[l], sizeof(T)) == 0);
+      }
+    }
+  } else {
+    MESSAGE("this host backend folds compensated lanes one element at a time (no vector fold)");
+  }
+}
+
+TEST_CASE("compensated lanes folded in vector registers give the bits of the rule's steps") {
+  constexpr int L = backends::impl::compensated_sum_rule<double>::lanes;
+  constexpr int K = backends::impl::compensated_sum_rule<double>::block;
+  check_block_fold_two_sum<double, K, L>();
+  check_block_fold_two_sum<double, 1, L>();
+  check_block_fold_two_sum<double, 2 * K, L>();
+  check_block_fold_two_sum<float, K, L>();
+  check_block_fold_two_sum<float, K, 2 * L>();
+}
+
 TEST_CASE("any readable: a computed rank-3 value (no storage) sums exactly") {
   for (auto e :
        {extent<3>(1, 1, 1), extent<3>(3, 7, 11), extent<3>(17, 13, 97), extent<3>(2, 3, 16411)}) {

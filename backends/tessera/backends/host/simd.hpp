@@ -3,7 +3,8 @@
 ///        vector extensions: the target's vector width and register count, `vec<T, W>` (W lanes
 ///        of T), unaligned loads and stores. GCC and Clang lower these to AVX-512, AVX2, SSE,
 ///        NEON or scalar code as the target allows. ISA intrinsics only where a compiler
-///        lowers the generic form badly, beside the generic form (widen(): float to double).
+///        lowers the generic form badly or cannot express it, beside the generic form
+///        (widen(): float to double; add_on_fma(): additions on the multiply-add units).
 ///
 /// Host-only: included by the CPU backends' kernels, never by a GPU device pass.
 #pragma once
@@ -23,7 +24,7 @@
 #endif
 
 // x86 with AVX or AVX-512, host passes only: the few operations asked for by name
-// (widen(), streaming stores in transpose.hpp).
+// (widen(), add_on_fma(), streaming stores in transpose.hpp).
 #if !defined(TESSERA_DEVICE_PASS) && !defined(__CUDACC__) && !defined(__HIPCC__) && \
     (defined(__AVX512F__) || defined(__AVX__))
 #include <immintrin.h>
@@ -110,6 +111,12 @@ TESSERA_HOST_FORCEINLINE void order_loads() {
   asm volatile("" ::: "memory");
 }
 
+// x86 with fused multiply-add (FMA3: Haswell and Zen on): add_on_fma() issues additions to the
+// multiply-add units.
+#if defined(TESSERA_HOST_X86_SIMD) && defined(__FMA__)
+#define TESSERA_HOST_ADD_ON_FMA 1
+#endif
+
 template <class T, int W>
 struct vec_type {
   typedef T type __attribute__((vector_size(W * sizeof(T))));
@@ -165,6 +172,65 @@ TESSERA_HOST_FORCEINLINE auto widen(const V& v) {
       return __builtin_convertvector(v, AV);
     }
   }
+}
+
+/// Whether add_on_fma() issues additions to the multiply-add units (x86 FMA3) or adds.
+#if defined(TESSERA_HOST_ADD_ON_FMA)
+inline constexpr bool adds_on_fma = true;
+#else
+inline constexpr bool adds_on_fma = false;
+#endif
+
+/// A vector V with 1 in every lane that the compiler cannot see is 1 (an empty GCC/Clang `asm`
+/// that may have changed it; no instruction is emitted), for add_on_fma(), whose a * 1 + b
+/// the compiler would otherwise fold back into a + b (LLVM does).
+template <class V>
+TESSERA_HOST_FORCEINLINE V opaque_one() {
+  V one = V{} + 1;
+#if defined(TESSERA_HOST_ADD_ON_FMA)
+  if constexpr (!std::is_arithmetic_v<V>) asm("" : "+v"(one));
+#endif
+  return one;
+}
+
+/// a + b, lane by lane, with the bits of a + b. Where the build has x86 FMA and V fills one
+/// register of 16, 32 or 64 bytes, computed as the fused multiply-add a * one + b (a * 1 is
+/// exact and the sum is rounded once, as a + b is; `one` from opaque_one()), which runs on the
+/// multiply-add units: AMD's Zen cores add on two pipes and multiply-add on two others, Haswell
+/// adds on one port and multiply-adds on two, later Intel cores do both on the same ports. A
+/// loop with more additions than loads (a compensated sum) then gets more issue slots for
+/// them, never fewer. Elsewhere a + b.
+template <class V>
+TESSERA_HOST_FORCEINLINE V add_on_fma(const V& a, const V& b, [[maybe_unused]] const V& one) {
+#if defined(TESSERA_HOST_ADD_ON_FMA)
+  if constexpr (!std::is_arithmetic_v<V>) {
+    using T = std::remove_cvref_t<decltype(a[0])>;
+    if constexpr (std::is_same_v<T, double> && sizeof(V) == 16)
+      return reinterpret_cast<V>(_mm_fmadd_pd(reinterpret_cast<__m128d>(a),
+                                              reinterpret_cast<__m128d>(one),
+                                              reinterpret_cast<__m128d>(b)));
+    else if constexpr (std::is_same_v<T, double> && sizeof(V) == 32)
+      return reinterpret_cast<V>(_mm256_fmadd_pd(reinterpret_cast<__m256d>(a),
+                                                 reinterpret_cast<__m256d>(one),
+                                                 reinterpret_cast<__m256d>(b)));
+    else if constexpr (std::is_same_v<T, float> && sizeof(V) == 16)
+      return reinterpret_cast<V>(_mm_fmadd_ps(
+          reinterpret_cast<__m128>(a), reinterpret_cast<__m128>(one), reinterpret_cast<__m128>(b)));
+    else if constexpr (std::is_same_v<T, float> && sizeof(V) == 32)
+      return reinterpret_cast<V>(_mm256_fmadd_ps(
+          reinterpret_cast<__m256>(a), reinterpret_cast<__m256>(one), reinterpret_cast<__m256>(b)));
+#if defined(__AVX512F__)
+    else if constexpr (std::is_same_v<T, double> && sizeof(V) == 64)
+      return reinterpret_cast<V>(_mm512_fmadd_pd(reinterpret_cast<__m512d>(a),
+                                                 reinterpret_cast<__m512d>(one),
+                                                 reinterpret_cast<__m512d>(b)));
+    else if constexpr (std::is_same_v<T, float> && sizeof(V) == 64)
+      return reinterpret_cast<V>(_mm512_fmadd_ps(
+          reinterpret_cast<__m512>(a), reinterpret_cast<__m512>(one), reinterpret_cast<__m512>(b)));
+#endif
+  }
+#endif
+  return a + b;
 }
 
 #if defined(TESSERA_HOST_SHUFFLE)
