@@ -344,9 +344,8 @@ TEST_CASE("32-bit integer sums at the extremes, in cache and from memory, exact 
 // block's tree of additions on the multiply-add units where the target has them and they fit):
 // the bits of compensated_sum_rule's steps, lane by lane and block after block, the order every
 // other backend computes. Values spread over 60 binary orders make every rounding error count.
-template <class T, int K, int L>
+template <class T, int K, int L, class Space = Kokkos::DefaultHostExecutionSpace>
 void check_block_fold_two_sum() {
-  using Space = Kokkos::DefaultHostExecutionSpace;
   using rule = backends::impl::compensated_sum_rule<T>;
   if constexpr (backends::impl::has_block_fold_two_sum<Space, T, K, L>) {
     std::uniform_real_distribution<T> u(T(-1), T(1));
