@@ -68,9 +68,9 @@ struct kernels {
   requires(simd::bytes > 0 &&
            std::is_arithmetic_v<T>) TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE
       static void block_sums(const T* p, const F& f) {
-    simd::vec<T, L> t;
-    block_tree<K, L>(p, t);
-    f(t);
+    simd::vec<T, L> t[1];
+    block_tree<K, L, L>(p, t);
+    f(t[0]);
   }
   /// block_sums' tree, depth first (each pair added as soon as both halves are loaded, in
   /// address order: a sum of 2^28 floats from DRAM reads 25 GB/s when every load of the block
@@ -80,18 +80,31 @@ struct kernels {
   /// address order, and the same sum read 14 GB/s instead of 24 (Eigen: 22) on a Zen 4 core;
   /// runs of 16 still left a Zen 5 core's AVX2 build at 24 GB/s against Eigen's 33, runs of 8
   /// read 31-32 (2^24 floats: 27 -> 41 GB/s, Eigen 42).
+  /// The L lanes are held as NR vectors V of W lanes each, lanes [r W, (r + 1) W) in out[r]
+  /// (all L in one vector: W = L, NR = 1). OnFma: every addition issued to the multiply-add
+  /// units (simd::add_on_fma with `one`), the same bits. A compensated sum adds as much again
+  /// outside the tree (TwoSum), and the two sets then share the adders and the multiply-adders:
+  /// with every addition on the adders, a double sum of 2^12 elements (in L1) read 0.76-0.77x
+  /// Eigen's plain sum and 2^20 (in L3) 0.84-0.95x, this way 1.07-1.08x and 0.97-0.99x, on a
+  /// Zen 4 core (AVX-512). A float sum's tree, widened into double lanes (block_fold), does
+  /// not gain: 2^12 floats tied Eigen either way and 2^20 read 0.84x instead of 1.00x.
   static constexpr int load_run = simd::bytes >= 64 ? 16 : 8;  ///< register loads per run
-  template <int K, int L, class T>
-  TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void block_tree(const T* p,
-                                                                          simd::vec<T, L>& out) {
+  template <int K, int L, int W, bool OnFma = false, class T, class V, int NR>
+  TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void block_tree(const T* p, V (&out)[NR],
+                                                                          const V& one = V{}) {
     if constexpr (K == 1) {
-      out = simd::load<simd::vec<T, L>>(p);
+      for (int r = 0; r < NR; ++r) out[r] = simd::load<V>(p + r * W);
     } else {
-      simd::vec<T, L> a, b;
-      block_tree<K / 2, L>(p, a);
+      V a[NR], b[NR];
+      block_tree<K / 2, L, W, OnFma>(p, a, one);
       if constexpr (K / 2 * L * int(sizeof(T)) >= load_run * simd::bytes) simd::order_loads();
-      block_tree<K / 2, L>(p + K / 2 * L, b);
-      out = a + b;
+      block_tree<K / 2, L, W, OnFma>(p + K / 2 * L, b, one);
+      for (int r = 0; r < NR; ++r) {
+        if constexpr (OnFma)
+          out[r] = simd::add_on_fma(a[r], b[r], one);
+        else
+          out[r] = a[r] + b[r];
+      }
     }
   }
 
@@ -134,9 +147,9 @@ struct kernels {
     AV r[sizeof...(R)] = {simd::load<AV>(acc + R * W)...};
     for (index_type g = 0; g < groups; ++g) {
       if constexpr (Prefetch) prefetch_lines<K * L* int(sizeof(T))>(p + g * K * L, ahead);
-      simd::vec<T, L> t;
-      block_tree<K, L>(p + g * K * L, t);
-      ((r[R] += simd::widen<A>(lanes_of<R * W, W>(t, std::make_index_sequence<W>{}))), ...);
+      simd::vec<T, L> t[1];
+      block_tree<K, L, L>(p + g * K * L, t);
+      ((r[R] += simd::widen<A>(lanes_of<R * W, W>(t[0], std::make_index_sequence<W>{}))), ...);
     }
     (simd::store(acc + R * W, r[R]), ...);
   }
@@ -180,38 +193,17 @@ struct kernels {
       if constexpr (Prefetch) prefetch_lines<K * L* int(sizeof(T))>(p + g * K * L, ahead);
       if constexpr (on_fma) {
         V t[NR];
-        block_tree_on_fma<K, L, W>(p + g * K * L, t, one);
+        block_tree<K, L, W, true>(p + g * K * L, t, one);
         (rule::two_sum(rs[R], rc[R], t[R]), ...);
       } else {
-        simd::vec<T, L> t;
-        block_tree<K, L>(p + g * K * L, t);
-        (rule::two_sum(rs[R], rc[R], V(lanes_of<R * W, W>(t, std::make_index_sequence<W>{}))), ...);
+        simd::vec<T, L> t[1];
+        block_tree<K, L, L>(p + g * K * L, t);
+        (rule::two_sum(rs[R], rc[R], V(lanes_of<R * W, W>(t[0], std::make_index_sequence<W>{}))),
+         ...);
       }
     }
     (simd::store(s + R * W, rs[R]), ...);
     (simd::store(c + R * W, rc[R]), ...);
-  }
-  /// block_tree's sums (the same additions, in the same order, so the same bits), each lane
-  /// range [r W, (r + 1) W) of the L lanes in its own register out[r], every addition issued
-  /// to the multiply-add units (simd::add_on_fma). A compensated sum adds as much again
-  /// outside the tree (TwoSum), and the two sets then share the adders and the multiply-adders:
-  /// with every addition on the adders, a double sum of 2^12 elements (in L1) read 0.76-0.77x
-  /// Eigen's plain sum and 2^20 (in L3) 0.84-0.95x, this way 1.07-1.08x and 0.97-0.99x, on a
-  /// Zen 4 core (AVX-512). A float sum's tree, widened into double lanes (block_fold), does
-  /// not gain: 2^12 floats tied Eigen either way and 2^20 read 0.84x instead of 1.00x.
-  template <int K, int L, int W, class T, class V, int NR>
-  TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void block_tree_on_fma(const T* p,
-                                                                                 V (&out)[NR],
-                                                                                 const V& one) {
-    if constexpr (K == 1) {
-      for (int r = 0; r < NR; ++r) out[r] = simd::load<V>(p + r * W);
-    } else {
-      V a[NR], b[NR];
-      block_tree_on_fma<K / 2, L, W>(p, a, one);
-      if constexpr (K / 2 * L * int(sizeof(T)) >= load_run * simd::bytes) simd::order_loads();
-      block_tree_on_fma<K / 2, L, W>(p + K / 2 * L, b, one);
-      for (int r = 0; r < NR; ++r) out[r] = simd::add_on_fma(a[r], b[r], one);
-    }
   }
   /// Adds the sum of the 4-byte integers p[0..n), modulo 2^64, to acc: each pair of elements
   /// read as one 64-bit lane q = hi 2^32 + lo (biased to unsigned first for signed T), and two
