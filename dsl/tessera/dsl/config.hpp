@@ -33,6 +33,15 @@
 #define TESSERA_HOST_FORCEINLINE inline
 #endif
 
+/// A host-only function never inlined into its callers (GCC/Clang; an ordinary inline function
+/// elsewhere): for CPU kernel loops whose register allocation must not depend on the code
+/// around the call (the gemm micro-kernel's K loop).
+#if defined(__GNUC__) || defined(__clang__)
+#define TESSERA_HOST_NOINLINE inline __attribute__((noinline))
+#else
+#define TESSERA_HOST_NOINLINE inline
+#endif
+
 /// Tells the optimizer that a host-side condition holds (GCC/Clang; nothing elsewhere). Only in
 /// host-only code (the CPU backends' kernels), never in device code.
 #if defined(__GNUC__) || defined(__clang__)
