@@ -174,6 +174,9 @@ struct kernel_plan {
   /// staged transpose on CPUs: consecutive tiles down a column of the output that one team
   /// walks (one store fence per team when streaming).
   std::int64_t tiles_per_team = 1;
+  /// staged transpose on CPUs: operand rows (output columns) of a tile walked together, block
+  /// column by block column, before the next group (0: the whole tile width).
+  int staged_row_group = 0;
   gemm_params gemm;            ///< matmul, packed CPU form
   gpu_matmul_params gpu_mm;    ///< matmul, register-blocked GPU form
   bool packed_matmul = false;  ///< matmul lowers to the packed CPU gemm

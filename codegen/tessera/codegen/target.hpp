@@ -31,6 +31,9 @@ struct transpose_options {
   int tile[2] = {32, 32};  ///< default output tile (rows, cols)
   int block = 0;           ///< CPUs: B x B register blocks moved at a time (0: whole tiles)
   int pad = 1;             ///< GPUs: staged rows padded by this many elements (bank conflicts)
+  /// CPUs: L2 cache per core (bytes; 0: none). A tile's operand rows are walked in groups
+  /// whose rows, one operand row stride apart, fit in it (kernel_plan::staged_row_group).
+  std::size_t l2_bytes = 0;
 };
 
 /// Matrix multiplies (kernel_family::matmul).

@@ -504,6 +504,7 @@ struct kernels {
     policy p(exec, static_cast<int>(k.league_size), k.team_size);
     sc.request(p);
     const index_type per = k.tiles_per_team, groups_i = (tiles_i + per - 1) / per;
+    const index_type group = k.staged_row_group > 0 ? k.staged_row_group : tw;
     backends::impl::launch(k.label, p, [=](const typename policy::member_type& team) {
       // Tiles down a column of the output first: consecutive teams (and a team's `per` tiles)
       // read the same operand rows.
@@ -517,41 +518,44 @@ struct kernels {
         const index_type oi = ti * th, oj = tj * tw;
         const index_type ni = rows - oi < th ? rows - oi : th;
         const index_type nj = cols - oj < tw ? cols - oj : tw;
-        for (index_type ib = 0; ib < ni; ib += B)
-          for (index_type jb = 0; jb < nj; jb += B) {
-            c.oi = oi + ib;
-            c.oj = oj + jb;
-            const index_type bi = ni - ib < B ? ni - ib : B, bj = nj - jb < B ? nj - jb : B;
-            if (pure_transpose && bi == B && bj == B) {
-              // The kernel is a plain transpose of an operand of the output's type: full blocks
-              // go from registers straight to the output, no scratch bounce.
-              bool moved = false;
-              ev.visit_staged([&](const auto& t) {
-                if constexpr (requires { t.child.row_ptr(0); }) {
-                  if constexpr (std::is_same_v<std::remove_cvref_t<decltype(*t.child.row_ptr(0))>,
-                                               T>) {
-                    transpose_block(t.child.row_ptr(c.oj) + c.oi, t.child.row_stride(),
-                                    o + c.oi * ldo + c.oj, ldo, stream);
-                    moved = true;
+        // The tile's operand rows (output columns) in groups of `group` (the plan's rule).
+        for (index_type jg = 0; jg < nj; jg += group)
+          for (index_type ib = 0; ib < ni; ib += B)
+            for (index_type jb = jg; jb < nj && jb < jg + group; jb += B) {
+              c.oi = oi + ib;
+              c.oj = oj + jb;
+              const index_type bi = ni - ib < B ? ni - ib : B, bj = nj - jb < B ? nj - jb : B;
+              if (pure_transpose && bi == B && bj == B) {
+                // The kernel is a plain transpose of an operand of the output's type: full blocks
+                // go from registers straight to the output, no scratch bounce.
+                bool moved = false;
+                ev.visit_staged([&](const auto& t) {
+                  if constexpr (requires { t.child.row_ptr(0); }) {
+                    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(*t.child.row_ptr(0))>,
+                                                 T>) {
+                      transpose_block(t.child.row_ptr(c.oj) + c.oi, t.child.row_stride(),
+                                      o + c.oi * ldo + c.oj, ldo, stream);
+                      moved = true;
+                    }
                   }
-                }
-              });
-              if (moved) continue;
-            }
-            ev.visit_staged([&](const auto& t) { stage_block(t, c); });
-            if (bj == B) {
-              for (index_type ii = 0; ii < bi; ++ii) {
-                alignas(64) T line[B];
-                const index_type i = c.oi + ii;
-                for (int jj = 0; jj < B; ++jj) line[jj] = static_cast<T>(ev.at(c, i, c.oj + jj));
-                store_row(o + i * ldo + c.oj, line, stream);
+                });
+                if (moved) continue;
               }
-            } else {
-              for (index_type ii = 0; ii < bi; ++ii)
-                for (index_type jj = 0; jj < bj; ++jj)
-                  o[(c.oi + ii) * ldo + c.oj + jj] = static_cast<T>(ev.at(c, c.oi + ii, c.oj + jj));
+              ev.visit_staged([&](const auto& t) { stage_block(t, c); });
+              if (bj == B) {
+                for (index_type ii = 0; ii < bi; ++ii) {
+                  alignas(64) T line[B];
+                  const index_type i = c.oi + ii;
+                  for (int jj = 0; jj < B; ++jj) line[jj] = static_cast<T>(ev.at(c, i, c.oj + jj));
+                  store_row(o + i * ldo + c.oj, line, stream);
+                }
+              } else {
+                for (index_type ii = 0; ii < bi; ++ii)
+                  for (index_type jj = 0; jj < bj; ++jj)
+                    o[(c.oi + ii) * ldo + c.oj + jj] =
+                        static_cast<T>(ev.at(c, c.oi + ii, c.oj + jj));
+              }
             }
-          }
       }
       if (stream) store_fence();
     });

@@ -27,6 +27,7 @@ codegen::target make_target() {
   t.transpose.tile[1] = 32;
   t.transpose.block = transpose_block_size;
   t.transpose.pad = 0;
+  t.transpose.l2_bytes = std::size_t(impl::host_caches().l2);
   // Outputs larger than the last-level cache are written with non-temporal stores: they
   // cannot stay in cache for the next kernel anyway, and skipping the read-for-ownership
   // halves the traffic of the write side. Smaller outputs are stored normally and stay
