@@ -164,4 +164,60 @@ TEST_CASE("lowering driver: golden plan of transpose(A) + B on a fixed CPU targe
   CHECK(text == golden);
 }
 
+TEST_CASE("mapping pass: a staged transpose walks its operand rows in groups that fit L2") {
+  // transpose(A), A 50 x R: the output's R rows make A's rows R elements apart; a 64 x 32 tile
+  // reads 32 of them per block column.
+  auto plan_of = [](std::int64_t r, std::size_t l2) {
+    expr_graph g;
+    add(g, transpose_t, "transpose", {r, 50}, {1});
+    add(g, array_t, "A", {50, r});
+    auto t = cpu_target();
+    t.transpose.l2_bytes = l2;
+    return codegen::lower(g, t).plan.kernels.at(0);
+  };
+  // 8192 floats per row: 32 rows span 1 MiB; 16 fit in 512 KiB.
+  const auto zen3 = plan_of(8192, 512 << 10);
+  CHECK(zen3.staged_row_group == 16);
+  CHECK(tt::has(zen3.mapping,
+                "walking each in 16x16 blocks, 16 operand rows at a time (rows of "
+                "32768 B: more do not fit in L2 together)"));
+  // The same rows with 1 MiB of L2, or shorter rows: the whole tile width at once.
+  CHECK(plan_of(8192, 1 << 20).staged_row_group == 0);
+  CHECK(plan_of(4096, 512 << 10).staged_row_group == 0);
+  CHECK_FALSE(tt::has(plan_of(4096, 512 << 10).mapping, "operand rows at a time"));
+  // Rows longer than L2 alone: one block of rows at a time, never fewer.
+  CHECK(plan_of(1 << 18, 512 << 10).staged_row_group == 16);
+  // No L2 in the target (GPUs): no grouping.
+  CHECK(plan_of(8192, 0).staged_row_group == 0);
+}
+
+TEST_CASE("tile_reduce line: narrowed to one cache line where the rows crowd L2") {
+  auto line_of = [](int R, std::int64_t out_cols, int line, int vec, std::size_t l2) {
+    auto t = cpu_target();
+    t.tile_reduce.line_bytes = line;
+    t.tile_reduce.vector_bytes = vec;
+    t.tile_reduce.l1d_bytes = 32768;
+    t.tile_reduce.l2_bytes = l2;
+    graph_node n;
+    n.traits = tile_reduce_t;
+    n.reduce_tile[0] = R;
+    n.reduce_tile[1] = R;
+    n.extent = {out_cols, out_cols};
+    n.elem_bytes = 4;
+    return codegen::tile_reduce_line(t, n);
+  };
+  // AVX2 (256-byte lines of 8 vectors), 16x16 tiles of 8192 float columns: 16 rows 32 KiB
+  // apart span all of a 512 KiB L2 -> 64-byte lines; half of a 1 MiB L2 -> 256 bytes.
+  CHECK(line_of(16, 512, 256, 32, 512 << 10).bytes == 64);
+  CHECK(line_of(16, 512, 256, 32, 1 << 20).bytes == 256);
+  // 4x4 tiles: 4 rows span 128 KiB, a quarter of 512 KiB -> unchanged.
+  CHECK(line_of(4, 2048, 256, 32, 512 << 10).bytes == 256);
+  // AVX-512 lines (1 KiB of 16 vectors): the kernel has lines down to a quarter, 256 bytes.
+  CHECK(line_of(16, 512, 1024, 64, 512 << 10).bytes == 256);
+  // Without crowding, the L1 rule alone: 16 rows x 1 KiB > 8 KiB -> 512 bytes.
+  CHECK(line_of(16, 512, 1024, 64, 1 << 20).bytes == 512);
+  // Prefetching two lines ahead stays while the rows' lines fit an eighth of L2.
+  CHECK(line_of(16, 512, 256, 32, 512 << 10).prefetch_lines == 2);
+}
+
 }  // namespace
