@@ -184,7 +184,7 @@ TEST_CASE("transpose: operand rows walked in groups where a tile's rows do not f
   const auto target = backends::backend<execution_space>::make_target();
   // Targets without an L2 (the GPU mapping: CUDA, HIP, the GPU emulation) never group: the
   // same kernel at a smaller size there.
-  const long rows = target.transpose.l2_bytes > 0 ? 40000 : 3001;
+  const long rows = target.l2_bytes > 0 ? 40000 : 3001;
   for (long cols : {50L, 37L}) {
     CAPTURE(cols);
     M ea = tt::random_matrix<float>(cols, rows), eb = tt::random_matrix<float>(rows, cols);
@@ -198,7 +198,7 @@ TEST_CASE("transpose: operand rows walked in groups where a tile's rows do not f
     array<double, 2> D = from_eigen(ed), TD(rows, cols);
     TD = transpose(D);
     CHECK(max_abs_diff(to_eigen(TD), MD(ed.transpose())) == 0.0);
-    const std::size_t l2 = target.transpose.l2_bytes;
+    const std::size_t l2 = target.l2_bytes;
     const bool grouped = l2 > 0 && target.transpose.block == 16 && target.transpose.tile[1] > 16 &&
                          std::size_t(target.transpose.tile[1]) * rows * sizeof(float) > l2 &&
                          l2 / (rows * sizeof(float)) < 32;

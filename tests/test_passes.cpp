@@ -47,6 +47,8 @@ codegen::target cpu_target() {
   t.matmul.packed = false;
   t.matmul.generic_tile = 8;
   t.tile_reduce.line_bytes = 64;
+  t.l1d_bytes = 32768;
+  t.l2_bytes = 1 << 20;
   return t;
 }
 
@@ -172,7 +174,7 @@ TEST_CASE("mapping pass: a staged transpose walks its operand rows in groups tha
     add(g, transpose_t, "transpose", {r, 50}, {1});
     add(g, array_t, "A", {50, r});
     auto t = cpu_target();
-    t.transpose.l2_bytes = l2;
+    t.l2_bytes = l2;
     return codegen::lower(g, t).plan.kernels.at(0);
   };
   // 8192 floats per row: 32 rows span 1 MiB; 16 fit in 512 KiB.
@@ -196,8 +198,8 @@ TEST_CASE("tile_reduce line: narrowed to one cache line where the rows crowd L2"
     auto t = cpu_target();
     t.tile_reduce.line_bytes = line;
     t.tile_reduce.vector_bytes = vec;
-    t.tile_reduce.l1d_bytes = 32768;
-    t.tile_reduce.l2_bytes = l2;
+    t.l1d_bytes = 32768;
+    t.l2_bytes = l2;
     graph_node n;
     n.traits = tile_reduce_t;
     n.reduce_tile[0] = R;

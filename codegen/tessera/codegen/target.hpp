@@ -31,9 +31,6 @@ struct transpose_options {
   int tile[2] = {32, 32};  ///< default output tile (rows, cols)
   int block = 0;           ///< CPUs: B x B register blocks moved at a time (0: whole tiles)
   int pad = 1;             ///< GPUs: staged rows padded by this many elements (bank conflicts)
-  /// CPUs: L2 cache per core (bytes; 0: none). A tile's operand rows are walked in groups
-  /// whose rows, one operand row stride apart, fit in it (kernel_plan::staged_row_group).
-  std::size_t l2_bytes = 0;
 };
 
 /// Matrix multiplies (kernel_family::matmul).
@@ -50,8 +47,6 @@ struct tile_reduce_options {
   int team = 128;        ///< GPUs: members per output row
   int line_bytes = 0;    ///< CPUs: input columns combined in vector registers per line (0: no SIMD)
   int vector_bytes = 0;  ///< CPUs: bytes of one vector register
-  std::size_t l1d_bytes = 32768;   ///< CPUs: L1 data cache per core (the line is sized to it)
-  std::size_t l2_bytes = 1 << 20;  ///< CPUs: L2 cache per core (it takes the prefetched lines)
 };
 
 /// Whole-array reductions (kernel_family::reduction).
@@ -140,6 +135,12 @@ struct target {
   /// spilling makes tile_local slower than tile_static (255 32-bit registers on NVIDIA, 512 on
   /// AMD CDNA, i.e. 1-2 KiB), with room for spills of loop state.
   std::size_t tile_local_max = 4 * 1024;
+  /// CPUs: the running machine's L1 data and L2 caches per core (bytes; 0: unknown, or a GPU
+  /// mapping). Staged transposes walk a tile's operand rows in groups that fit L2; tile_reduce
+  /// sizes its lines to both; scans and histograms size their chunks and private bins to them
+  /// (backends/host/backend.hpp).
+  std::size_t l1d_bytes = 0;
+  std::size_t l2_bytes = 0;
   std::size_t streaming_store_min_bytes = 0;  ///< CPU outputs at least this big stream (0: never)
   /// CPUs: elementwise row loops (sections, shifts, generated operands) moving at least
   /// row_prefetch_min_bytes (inputs and output) prefetch each input buffer's leading row

@@ -60,14 +60,14 @@ struct backend : kernels<Space> {
     // Several threads: the segmented form in rounds in one team of every thread (as many as
     // Kokkos allows in a team), chunks a quarter of the L2.
     t.scan.round_team = std::min(t.concurrency, backends::impl::host_team_limit<Space>());
-    t.scan.round_chunk_bytes = t.tile_reduce.l2_bytes / 4;
+    t.scan.round_chunk_bytes = t.l2_bytes / 4;
     // Histograms: one chunk per thread (at least 2^16 elements); private bins up to half the
     // L2 cache; four copies while they fit half the L1 cache (a run of one value then updates
     // four counters in turn, not one).
     t.histogram.chunk = index_type(1) << 16;
-    t.histogram.private_bins_bytes = t.tile_reduce.l2_bytes / 2;
+    t.histogram.private_bins_bytes = t.l2_bytes / 2;
     t.histogram.copies = 4;
-    t.histogram.copies_bytes = t.tile_reduce.l1d_bytes / 2;
+    t.histogram.copies_bytes = t.l1d_bytes / 2;
     // Sorts: one tile per thread (at least 2^12 elements), radix sorted from 512 elements up
     // (below, std::stable_sort's insertion sorts win over 256-entry digit counts); merge-path
     // blocks of 2^14 outputs (a block's two binary searches cost about 2 % of its merge).

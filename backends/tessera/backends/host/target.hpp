@@ -27,7 +27,8 @@ codegen::target make_target() {
   t.transpose.tile[1] = 32;
   t.transpose.block = transpose_block_size;
   t.transpose.pad = 0;
-  t.transpose.l2_bytes = std::size_t(impl::host_caches().l2);
+  t.l1d_bytes = std::size_t(impl::host_caches().l1);
+  t.l2_bytes = std::size_t(impl::host_caches().l2);
   // Outputs larger than the last-level cache are written with non-temporal stores: they
   // cannot stay in cache for the next kernel anyway, and skipping the read-for-ownership
   // halves the traffic of the write side. Smaller outputs are stored normally and stay
@@ -52,8 +53,6 @@ codegen::target make_target() {
   t.matmul.generic_tile = 16;
   t.tile_reduce.line_bytes = simd::bytes * kernels<Space>::line_vectors;
   t.tile_reduce.vector_bytes = simd::bytes;
-  t.tile_reduce.l1d_bytes = std::size_t(impl::host_caches().l1);
-  t.tile_reduce.l2_bytes = std::size_t(impl::host_caches().l2);
   return t;
 }
 

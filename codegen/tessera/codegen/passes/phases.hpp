@@ -113,14 +113,14 @@ inline reduce_line tile_reduce_line(const target& t, const graph_node& tr) {
   // kernel allows (one cache line where the target's line is at most four).
   const std::size_t stride =
       tr.extent.size() == 2 ? std::size_t(tr.extent[1]) * std::size_t(row_bytes) : 0;
-  const bool crowded = t.tile_reduce.l2_bytes > 0 && rows * stride > t.tile_reduce.l2_bytes / 2;
+  const bool crowded = t.l2_bytes > 0 && rows * stride > t.l2_bytes / 2;
   for (int k = 0; k < 2; ++k)
     if (((crowded && l.bytes / 2 >= 64) ||
-         rows * std::size_t(l.bytes) > t.tile_reduce.l1d_bytes / 4) &&
+         (t.l1d_bytes > 0 && rows * std::size_t(l.bytes) > t.l1d_bytes / 4)) &&
         l.bytes / 2 >= row_bytes && l.bytes / 2 >= t.tile_reduce.vector_bytes)
       l.bytes /= 2;
   constexpr int ahead = 2;
-  if (rows * std::size_t(ahead + 1) * std::size_t(l.bytes) <= t.tile_reduce.l2_bytes / 8)
+  if (rows * std::size_t(ahead + 1) * std::size_t(l.bytes) <= t.l2_bytes / 8)
     l.prefetch_lines = ahead;
   return l;
 }

@@ -104,9 +104,9 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
         // 10.4-10.6 GB/s in two groups of 16.
         const std::int64_t row_bytes = root.extent[0] * std::int64_t(root.elem_bytes);
         const int b = t.transpose.block;
-        if (b > 0 && t.transpose.l2_bytes > 0 && row_bytes > 0 &&
-            std::int64_t(ts.cols) * row_bytes > std::int64_t(t.transpose.l2_bytes)) {
-          const std::int64_t fit = std::int64_t(t.transpose.l2_bytes) / row_bytes / b * b;
+        if (b > 0 && t.l2_bytes > 0 && row_bytes > 0 &&
+            std::int64_t(ts.cols) * row_bytes > std::int64_t(t.l2_bytes)) {
+          const std::int64_t fit = std::int64_t(t.l2_bytes) / row_bytes / b * b;
           k.staged_row_group = int(std::max<std::int64_t>(b, fit));
         }
         k.mapping =
