@@ -143,6 +143,10 @@ TEST_CASE("transpose: multi-tile and streaming-size outputs, 4- and 8-byte types
     CHECK(max_abs_diff(to_eigen(T), M(ea.transpose())) == 0.0);
     T = transpose(A) * 2.f + B;
     CHECK(max_abs_diff(to_eigen(T), M(2.f * ea.transpose() + eb)) <= 1e-6);
+    // Streamed on CPUs with write runs: full tiles are assembled in scratch and leave row by
+    // row, the last row and column of tiles (partial) block by block.
+    if (big && backends::backend<execution_space>::make_target().transpose.stream_run_bytes > 0)
+      CHECK(tt::has(explain(T, transpose(A)), "each tile assembled in scratch"));
   }
   {
     using MD = eigen_matrix<double>;

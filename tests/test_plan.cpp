@@ -138,6 +138,68 @@ TEST_CASE("CPU staged transpose streaming its output: a team walks a column of t
   CHECK(k.league_size == 63 * 3);
 }
 
+TEST_CASE(
+    "CPU staged transpose streaming its output: tiles of whole write runs, assembled in scratch") {
+  codegen::target t;  // a CPU target: 256-byte write runs, 512 KiB of L2, streams from 4 KiB
+  t.thread_per_logical = false;
+  t.transpose.block = 16;
+  t.transpose.pad = 0;
+  t.transpose.tile[0] = 128;
+  t.transpose.tile[1] = 32;
+  t.transpose.stream_run_bytes = 256;
+  t.l2_bytes = 512 << 10;
+  t.streaming_store_min_bytes = 4096;
+  t.concurrency = 2;
+  auto out_tile = [](const codegen::kernel_plan& k) -> const codegen::buffer_plan* {
+    for (const auto& b : k.buffers)
+      if (b.name == codegen::kernel_plan::staged_output_tile) return &b;
+    return nullptr;
+  };
+  // Floats: rows of 64 elements (256 bytes), 512 of them (a quarter of L2: 128 KiB).
+  array<float, 2> A(1000, 3000);
+  auto k = codegen::lower(codegen::build_graph(transpose(A)), t).plan.kernels.at(0);
+  CHECK(k.streaming_stores);
+  CHECK(k.tile == std::vector<std::int64_t>{512, 64});
+  CHECK(k.tiles == std::vector<std::int64_t>{6, 16});
+  const codegen::buffer_plan* b = out_tile(k);
+  REQUIRE(b != nullptr);
+  CHECK(b->type == "float[512][64]");
+  CHECK(b->bytes == 512 * 64 * 4);
+  CHECK(b->space != memory_space_kind::global);
+  CHECK(k.mapping.find("each tile assembled in scratch, then written row by row (runs of 64 "
+                       "elements)") != std::string::npos);
+  // Doubles (a fused expression storing double): 32-element rows, again 512 of them.
+  array<double, 2> D(1000, 3000), E(3000, 1000);
+  k = codegen::lower(codegen::build_graph(transpose(D) + E), t).plan.kernels.at(0);
+  CHECK(k.tile == std::vector<std::int64_t>{512, 32});
+  REQUIRE(out_tile(k) != nullptr);
+  CHECK(out_tile(k)->type == "double[512][32]");
+  // Where L2 is unknown: 128 KiB tiles.
+  t.l2_bytes = 0;
+  k = codegen::lower(codegen::build_graph(transpose(A)), t).plan.kernels.at(0);
+  CHECK(k.tile == std::vector<std::int64_t>{512, 64});
+  t.l2_bytes = 512 << 10;
+  // A schedule's tile of whole blocks is kept and assembled in scratch; one that is not whole
+  // blocks, or larger than L2, is written block by block.
+  k = codegen::lower(codegen::build_graph(transpose(A).tile<32, 64>()), t).plan.kernels.at(0);
+  CHECK(k.tile == std::vector<std::int64_t>{32, 64});
+  REQUIRE(out_tile(k) != nullptr);
+  CHECK(out_tile(k)->bytes == 32 * 64 * 4);
+  k = codegen::lower(codegen::build_graph(transpose(A).tile<24, 24>()), t).plan.kernels.at(0);
+  CHECK(out_tile(k) == nullptr);
+  CHECK(k.mapping.find("output lines written with non-temporal stores") != std::string::npos);
+  // Outputs below the threshold, or a target without write runs: the default tile, no buffer.
+  array<float, 2> S(30, 30);
+  k = codegen::lower(codegen::build_graph(transpose(S)), t).plan.kernels.at(0);
+  CHECK_FALSE(k.streaming_stores);
+  CHECK(k.tile == std::vector<std::int64_t>{128, 32});
+  CHECK(out_tile(k) == nullptr);
+  t.transpose.stream_run_bytes = 0;
+  k = codegen::lower(codegen::build_graph(transpose(A)), t).plan.kernels.at(0);
+  CHECK(k.tile == std::vector<std::int64_t>{128, 32});
+  CHECK(out_tile(k) == nullptr);
+}
+
 TEST_CASE("CPU targets take their memory-size thresholds from this machine's last-level cache") {
   const auto t = backends::backend<execution_space>::make_target();
   if (t.thread_per_logical) {

@@ -177,6 +177,10 @@ struct kernel_plan {
   /// staged transpose on CPUs: operand rows (output columns) of a tile walked together, block
   /// column by block column, before the next group (0: the whole tile width).
   int staged_row_group = 0;
+  /// staged transpose on CPUs with streaming stores: each full output tile is assembled in the
+  /// team-scratch buffer of this name (the tile's rows x cols, the stored element type), then
+  /// written row by row in whole runs of non-temporal stores (absent: block by block).
+  static constexpr const char* staged_output_tile = "out_tile";
   gemm_params gemm;            ///< matmul, packed CPU form
   gpu_matmul_params gpu_mm;    ///< matmul, register-blocked GPU form
   bool packed_matmul = false;  ///< matmul lowers to the packed CPU gemm

@@ -31,6 +31,10 @@ struct transpose_options {
   int tile[2] = {32, 32};  ///< default output tile (rows, cols)
   int block = 0;           ///< CPUs: B x B register blocks moved at a time (0: whole tiles)
   int pad = 1;             ///< GPUs: staged rows padded by this many elements (bank conflicts)
+  /// CPUs: outputs written with streaming stores are written in runs of at least this many
+  /// bytes per output row (0: one block's row at a time): the default tile is that wide and a
+  /// quarter of target::l2_bytes large, assembled in team scratch and streamed row by row.
+  int stream_run_bytes = 0;
 };
 
 /// Matrix multiplies (kernel_family::matmul).
@@ -136,9 +140,9 @@ struct target {
   /// AMD CDNA, i.e. 1-2 KiB), with room for spills of loop state.
   std::size_t tile_local_max = 4 * 1024;
   /// CPUs: the running machine's L1 data and L2 caches per core (bytes; 0: unknown, or a GPU
-  /// mapping). Staged transposes walk a tile's operand rows in groups that fit L2; tile_reduce
-  /// sizes its lines to both; scans and histograms size their chunks and private bins to them
-  /// (backends/host/backend.hpp).
+  /// mapping). Staged transposes walk a tile's operand rows in groups that fit L2 and size
+  /// their streamed output tiles from it; tile_reduce sizes its lines to both; scans and
+  /// histograms size their chunks and private bins to them (backends/host/backend.hpp).
   std::size_t l1d_bytes = 0;
   std::size_t l2_bytes = 0;
   std::size_t streaming_store_min_bytes = 0;  ///< CPU outputs at least this big stream (0: never)

@@ -18,15 +18,25 @@ codegen::target make_target() {
   t.thread_per_logical = false;
   t.max_team_size = 1;
   t.tile_local_per_thread = false;  // every logical thread's copy in team scratch
+  // Outputs that are not streamed (below the threshold further down) and schedules' tiles:
   // 128 x 32 output tiles walked in 16 x 16 blocks, tiles down a column of the output first:
   // the 32 operand rows of a column of tiles stream through once, each output row of a block
   // is one 64-byte line written whole. Measured on a 2-core AMD EPYC (Zen 5, 8192^2 floats,
-  // best of 5, non-temporal stores): with 2 MiB pages 30 GB/s (64..256 x 32 alike), 128 x 128
-  // 23 GB/s, 512 x 64 22.6; with 4 KiB pages every shape 20-22 GB/s.
+  // best of 5, non-temporal stores, each block's lines stored as they were transposed): with
+  // 2 MiB pages 30 GB/s (64..256 x 32 alike), 128 x 128 23 GB/s, 512 x 64 22.6; with 4 KiB
+  // pages every shape 20-22 GB/s.
   t.transpose.tile[0] = 128;
   t.transpose.tile[1] = 32;
   t.transpose.block = transpose_block_size;
   t.transpose.pad = 0;
+  // Streamed outputs: each output row of a tile is written in one run of at least 256 bytes
+  // (four lines) from a tile assembled in scratch. Non-temporal stores to many rows one line at
+  // a time reach a fraction of the write bandwidth (Zen 3 core, 8192^2 floats, stores alone in
+  // the transpose's order: 64-byte runs 6 GB/s, 128-byte 10.5, 256-byte 15, as fast as
+  // memcpy's writes); the whole transpose, before -> after (alternated runs): 8192^2 floats
+  // 7.8-8.5 -> 12.2-12.9 GB/s, 8064^2 11.1-11.5 -> 12.5-14.1, 4096 x 8192 doubles 10.6-11.9 ->
+  // 12.0-13.2.
+  t.transpose.stream_run_bytes = 256;
   t.l1d_bytes = std::size_t(impl::host_caches().l1);
   t.l2_bytes = std::size_t(impl::host_caches().l2);
   // Outputs larger than the last-level cache are written with non-temporal stores: they

@@ -32,6 +32,8 @@ struct staged_scratch {
   int level = 0, nslots = 0;
   std::size_t bytes = 0;
   std::size_t offs[S] = {};
+  /// The plan's output tile (kernel_plan::staged_output_tile; out_tile_bytes 0: none).
+  std::size_t out_tile_off = 0, out_tile_bytes = 0;
   static staged_scratch from_plan(const codegen::kernel_plan& k) {
     staged_scratch s;
     s.level = k.scratch_level;
@@ -39,6 +41,11 @@ struct staged_scratch {
     for (const auto& b : k.buffers)
       if (b.space == codegen::memory_space_kind::scratch_level0 ||
           b.space == codegen::memory_space_kind::scratch_level1) {
+        if (b.name == codegen::kernel_plan::staged_output_tile) {
+          s.out_tile_off = b.offset;
+          s.out_tile_bytes = b.bytes;
+          continue;
+        }
         if (s.nslots == S)
           throw error("tessera: a plan with more scratch buffers (" + k.name +
                       ") than the kernel's " + std::to_string(S));
@@ -57,10 +64,19 @@ struct staged_scratch {
     auto raw = reinterpret_cast<std::uintptr_t>(team.team_scratch(level).get_shmem(bytes + 64));
     return reinterpret_cast<char*>((raw + 63) & ~std::uintptr_t{63});
   }
+  /// Points c's staged slots into the team's scratch at `b` (base(team): take it once per
+  /// team, every get_shmem call allocates anew).
+  template <class Cx>
+  KOKKOS_INLINE_FUNCTION void bind(char* b, Cx& c) const {
+    for (int s = 0; s < nslots; ++s) c.staged[s] = b + offs[s];
+  }
   template <class Member, class Cx>
   KOKKOS_INLINE_FUNCTION void bind(const Member& team, Cx& c) const {
-    char* b = base(team);
-    for (int s = 0; s < nslots; ++s) c.staged[s] = b + offs[s];
+    bind(base(team), c);
+  }
+  /// The output tile in the team's scratch at `b` (nullptr when the plan has none).
+  KOKKOS_INLINE_FUNCTION char* out_tile(char* b) const {
+    return out_tile_bytes && b ? b + out_tile_off : nullptr;
   }
 };
 

@@ -9,6 +9,8 @@
 #include <tessera/codegen/passes/fusion.hpp>
 #include <tessera/codegen/passes/gemm_blocking.hpp>
 
+#include <algorithm>
+
 namespace tessera::codegen {
 
 /// A kernel's scratch buffers (before placement) and phases.
@@ -30,9 +32,27 @@ inline std::string tile_type(const graph_node& n, int r, int c) {
   return n.dtype + "[" + std::to_string(r) + "][" + std::to_string(c) + "]";
 }
 
+/// Bytes of one element kernel `k` stores: the destination's, or its root's for a temporary.
+inline std::size_t stored_elem_bytes(const expr_graph& g, const kernel_spec& k) {
+  return k.writes_temporary ? g.nodes[k.root].elem_bytes : g.out_elem_bytes;
+}
+
+/// True when a staged transpose's output is written with streaming stores: a CPU target
+/// (one member per team) and an output of at least target::streaming_store_min_bytes.
+inline bool staged_output_streams(const expr_graph& g, const kernel_spec& k, const target& t) {
+  if (t.thread_per_logical || t.streaming_store_min_bytes == 0) return false;
+  const graph_node& root = g.nodes[k.root];
+  std::size_t n = root.elem_bytes;
+  for (auto e : root.extent) n *= std::size_t(e);
+  return n >= t.streaming_store_min_bytes;
+}
+
 /// Output tile (rows x cols) of a staged-transpose kernel: the root's .tile<>(), else the first
 /// staged transpose's, else the target's default. Each staged operand tile is cols x rows of
-/// the operand, read row by row (rows contiguous elements at a time).
+/// the operand, read row by row (rows contiguous elements at a time). Streamed outputs on CPUs
+/// (target.transpose.stream_run_bytes) default to tiles whose rows are one such run (whole
+/// blocks), as many rows as fit a quarter of L2 (128 KiB where L2 is unknown): each tile is
+/// assembled in scratch and written row by row (staged_output_tile).
 struct tile2 {
   int rows, cols;
 };
@@ -43,7 +63,30 @@ inline tile2 staged_tile(const expr_graph& g, const kernel_spec& k, const target
   if (g.nodes[k.root].tile[0] > 0) return from(g.nodes[k.root]);
   for (int n : k.staged)
     if (g.nodes[n].tile[0] > 0) return from(g.nodes[n]);
+  const int b = t.transpose.block;
+  if (b > 0 && t.transpose.stream_run_bytes > 0 && staged_output_streams(g, k, t)) {
+    const std::int64_t e = std::int64_t(stored_elem_bytes(g, k));
+    const std::int64_t run = (t.transpose.stream_run_bytes + e - 1) / e;
+    const int cols = int(std::max<std::int64_t>(b, (run + b - 1) / b * b));
+    const std::int64_t bytes = t.l2_bytes > 0 ? std::int64_t(t.l2_bytes / 4) : 128 << 10;
+    const int rows = int(std::max<std::int64_t>(b, bytes / (cols * e) / b * b));
+    return {rows, cols};
+  }
   return {t.transpose.tile[0], t.transpose.tile[1]};
+}
+
+/// True when a staged transpose assembles each full output tile in team scratch and streams it
+/// out row by row (kernel_plan::staged_output_tile): a CPU target with B x B blocks and
+/// stream runs, a streamed output, and a tile of whole blocks that fits L2 (256 KiB where L2
+/// is unknown).
+inline bool staged_output_tile(const expr_graph& g, const kernel_spec& k, const target& t,
+                               const tile2& ts) {
+  const int b = t.transpose.block;
+  if (b <= 0 || t.transpose.stream_run_bytes <= 0 || !staged_output_streams(g, k, t) ||
+      ts.rows % b != 0 || ts.cols % b != 0)
+    return false;
+  const std::size_t bytes = std::size_t(ts.rows) * std::size_t(ts.cols) * stored_elem_bytes(g, k);
+  return bytes <= (t.l2_bytes > 0 ? t.l2_bytes : std::size_t(256) << 10);
 }
 
 /// True when a matmul node lowers to the register-blocked GPU kernel (floating point, no
@@ -158,6 +201,14 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
                 "staging of transpose(" + g.nodes[g.nodes[n].children[0]].label + ")");
         stage.accesses.push_back({name, true, false});
         store.accesses.push_back({name, false, false});
+      }
+      if (staged_output_tile(g, k, t, ts)) {
+        scratch(kernel_plan::staged_output_tile,
+                stored_dtype(g, k.root, k.writes_temporary) + "[" + std::to_string(ts.rows) + "][" +
+                    std::to_string(ts.cols) + "]",
+                std::size_t(ts.rows) * std::size_t(ts.cols) * stored_elem_bytes(g, k),
+                "output tile: assembled block by block, then streamed to memory row by row");
+        store.accesses.push_back({kernel_plan::staged_output_tile, true, false});
       }
       b.program.prologue.push_back(stage);
       b.program.epilogue.push_back(store);

@@ -80,8 +80,7 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
             "loads and stores";
       } else {
         k.team_size = 1;
-        k.streaming_stores = t.streaming_store_min_bytes > 0 &&
-                             std::size_t(n) * root.elem_bytes >= t.streaming_store_min_bytes;
+        k.streaming_stores = staged_output_streams(g, s, t);
         if (k.streaming_stores) {
           // Each team ends with a store fence, which waits for its streaming stores to reach
           // memory: a team walks a whole column of tiles (fewer while that leaves fewer than 4
@@ -120,9 +119,13 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
                  ? ", " + std::to_string(k.staged_row_group) + " operand rows at a time (rows of " +
                        std::to_string(row_bytes) + " B: more do not fit in L2 together)"
                  : std::string()) +
-            (k.streaming_stores ? "; output lines written with non-temporal stores, one "
-                                  "store fence per team"
-                                : "");
+            (!k.streaming_stores ? std::string()
+             : staged_output_tile(g, s, t, ts)
+                 ? "; each tile assembled in scratch, then written row by row (runs of " +
+                       std::to_string(ts.cols) +
+                       " elements) with non-temporal stores, one store fence per team"
+                 : std::string("; output lines written with non-temporal stores, one store "
+                               "fence per team"));
       }
       break;
     }
