@@ -3,6 +3,7 @@
 //   matmul            Tessera | Eigen | OpenBLAS sgemm                       | FMA peak
 //   fused epilogue    Tessera relu(A B a + b C) | OpenBLAS sgemm + an epilogue loop
 //   transpose         Tessera | Eigen | OpenBLAS somatcopy | Halide          | memcpy bandwidth
+//                     (8192^2, and seed 003's 999 x 666 with the seed's tile kernels shown)
 //   tile_mean SxS     Tessera | Eigen | Halide                               | read bandwidth
 //   2A + 3B - C       Tessera | Eigen | a vectorized C loop                  | memcpy bandwidth
 //   sum (f32, f64)    Tessera | Eigen | OpenBLAS sasum / dasum (data >= 0)  | read bandwidth
@@ -147,7 +148,9 @@ inline Halide::Target jit_target() {
 struct halide_transpose {
   Halide::Buffer<float> in, out;
   Halide::Func f;
-  halide_transpose(float* src, float* dst, int n, int threads) : in(src, n, n), out(dst, n, n) {
+  /// dst (cols x rows) = transpose of src (rows x cols), both row-major.
+  halide_transpose(float* src, float* dst, int rows, int cols, int threads)
+      : in(src, cols, rows), out(dst, rows, cols) {
     Halide::Var x("x"), y("y"), xo, yo, xi, yi;
     f(x, y) = in(y, x);
     f.tile(x, y, xo, yo, xi, yi, 16, 16).vectorize(xi, 16).unroll(yi);
@@ -294,7 +297,7 @@ inline row transpose(const options& o, std::vector<contender>& cs, std::string& 
                   return max_err(*blas, *ref);
                 }});
   auto hout = std::make_shared<eigen_matrix>(n, n);
-  auto h = std::make_shared<halide_transpose>(m->data(), hout->data(), int(n), o.threads);
+  auto h = std::make_shared<halide_transpose>(m->data(), hout->data(), int(n), int(n), o.threads);
   cs.push_back({"Halide", [=] { h->run(); },
                 [=] {
                   return max_err(*hout, *ref);
@@ -306,6 +309,60 @@ inline row transpose(const options& o, std::vector<contender>& cs, std::string& 
   r.limit_name = "memcpy";
   r.tolerance = 0;
   return r;
+}
+
+/// Seed 003's shape: 999 x 666 floats (2.7 MB, in cache), no side a multiple of a tile. Tessera
+/// is the Tier 1 transpose; the seed's own tile kernels (16 x 16 tiles through tile_static,
+/// padded with guarded reads and writes, or truncated with an element-parallel remainder) are
+/// shown beside it.
+inline row transpose_uneven(const options& o, std::vector<contender>& cs, std::string& name) {
+  const long r = scaled_side(999, o.scale, 1), c = scaled_side(666, o.scale, 1);
+  name = "transpose_999x666";
+  auto m = std::make_shared<eigen_matrix>(random_matrix(r, c, 5));
+  auto ref = std::make_shared<eigen_matrix>(m->transpose());
+  auto a = std::make_shared<tessera::array<float, 2>>(tessera::from_eigen(*m));
+  auto t = std::make_shared<tessera::array<float, 2>>(c, r);
+  cs.push_back({"Tessera", [=] { *t = tessera::transpose(*a); },
+                [=] {
+                  return max_err(tessera::to_eigen(*t), *ref);
+                }});
+  auto tp = std::make_shared<tessera::array<float, 2>>(c, r);
+  cs.push_back({"Tessera seed 003 padded", [=] { workloads::transpose_padded<16>(*a, *tp); },
+                [=] {
+                  return max_err(tessera::to_eigen(*tp), *ref);
+                }});
+  auto tt = std::make_shared<tessera::array<float, 2>>(c, r);
+  cs.push_back({"Tessera seed 003 truncated", [=] { workloads::transpose_truncated<16>(*a, *tt); },
+                [=] {
+                  return max_err(tessera::to_eigen(*tt), *ref);
+                }});
+  auto e = std::make_shared<eigen_matrix>(c, r);
+  cs.push_back({"Eigen", [=] { e->noalias() = m->transpose(); },
+                [=] {
+                  return max_err(*e, *ref);
+                }});
+  auto blas = std::make_shared<eigen_matrix>(c, r);
+  cs.push_back({"OpenBLAS somatcopy",
+                [=] {
+                  cblas_somatcopy(CblasRowMajor, CblasTrans, int(r), int(c), 1.f, m->data(), int(c),
+                                  blas->data(), int(r));
+                },
+                [=] {
+                  return max_err(*blas, *ref);
+                }});
+  auto hout = std::make_shared<eigen_matrix>(c, r);
+  auto h = std::make_shared<halide_transpose>(m->data(), hout->data(), int(r), int(c), o.threads);
+  cs.push_back({"Halide", [=] { h->run(); },
+                [=] {
+                  return max_err(*hout, *ref);
+                }});
+  row w;
+  w.size = std::to_string(r) + "x" + std::to_string(c);
+  w.unit = "GB/s";
+  w.work = 2.0 * double(r) * double(c) * sizeof(float);
+  w.limit_name = "memcpy";
+  w.tolerance = 0;
+  return w;
 }
 
 template <int S>
@@ -706,6 +763,7 @@ inline std::vector<std::pair<std::string, workload_fn>> workloads() {
        }},
       {"fused_epilogue", fused},
       {"transpose", transpose},
+      {"transpose_999x666", transpose_uneven},
       {"tile_mean_2x2", tile_mean<2>},
       {"tile_mean_4x4", tile_mean<4>},
       {"tile_mean_16x16", tile_mean<16>},
