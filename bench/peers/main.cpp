@@ -271,54 +271,14 @@ inline row fused(const options& o, std::vector<contender>& cs, std::string& name
   return r;
 }
 
-inline row transpose(const options& o, std::vector<contender>& cs, std::string& name) {
-  const long n = scaled_side(8192, o.scale, 16);
-  name = "transpose";
-  auto m = std::make_shared<eigen_matrix>(random_matrix(n, n, 4));
-  auto ref = std::make_shared<eigen_matrix>(m->transpose());
-  auto a = std::make_shared<tessera::array<float, 2>>(tessera::from_eigen(*m));
-  auto t = std::make_shared<tessera::array<float, 2>>(n, n);
-  cs.push_back({"Tessera", [=] { *t = tessera::transpose(*a); },
-                [=] {
-                  return max_err(tessera::to_eigen(*t), *ref);
-                }});
-  auto e = std::make_shared<eigen_matrix>(n, n);
-  cs.push_back({"Eigen", [=] { e->noalias() = m->transpose(); },
-                [=] {
-                  return max_err(*e, *ref);
-                }});
-  auto blas = std::make_shared<eigen_matrix>(n, n);
-  cs.push_back({"OpenBLAS somatcopy",
-                [=] {
-                  cblas_somatcopy(CblasRowMajor, CblasTrans, int(n), int(n), 1.f, m->data(), int(n),
-                                  blas->data(), int(n));
-                },
-                [=] {
-                  return max_err(*blas, *ref);
-                }});
-  auto hout = std::make_shared<eigen_matrix>(n, n);
-  auto h = std::make_shared<halide_transpose>(m->data(), hout->data(), int(n), int(n), o.threads);
-  cs.push_back({"Halide", [=] { h->run(); },
-                [=] {
-                  return max_err(*hout, *ref);
-                }});
-  row r;
-  r.size = std::to_string(n) + "^2";
-  r.unit = "GB/s";
-  r.work = 2.0 * n * n * sizeof(float);
-  r.limit_name = "memcpy";
-  r.tolerance = 0;
-  return r;
-}
-
-/// Seed 003's shape: 999 x 666 floats (2.7 MB, in cache), no side a multiple of a tile. Tessera
-/// is the Tier 1 transpose; the seed's own tile kernels (16 x 16 tiles through tile_static,
-/// padded with guarded reads and writes, or truncated with an element-parallel remainder) are
-/// shown beside it.
-inline row transpose_uneven(const options& o, std::vector<contender>& cs, std::string& name) {
-  const long r = scaled_side(999, o.scale, 1), c = scaled_side(666, o.scale, 1);
-  name = "transpose_999x666";
-  auto m = std::make_shared<eigen_matrix>(random_matrix(r, c, 5));
+/// The contenders of a transpose of a random r x c float matrix: Tessera's Tier 1 transpose,
+/// then what `more(cs, a, ref)` adds (other Tessera forms, given the operand and the reference),
+/// Eigen, OpenBLAS somatcopy and Halide; every result checked exactly. Returns the row, in
+/// GB/s (read + write) against memcpy.
+template <class More>
+row transpose_row(const options& o, std::vector<contender>& cs, long r, long c, unsigned seed,
+                  More more) {
+  auto m = std::make_shared<eigen_matrix>(random_matrix(r, c, seed));
   auto ref = std::make_shared<eigen_matrix>(m->transpose());
   auto a = std::make_shared<tessera::array<float, 2>>(tessera::from_eigen(*m));
   auto t = std::make_shared<tessera::array<float, 2>>(c, r);
@@ -326,16 +286,7 @@ inline row transpose_uneven(const options& o, std::vector<contender>& cs, std::s
                 [=] {
                   return max_err(tessera::to_eigen(*t), *ref);
                 }});
-  auto tp = std::make_shared<tessera::array<float, 2>>(c, r);
-  cs.push_back({"Tessera seed 003 padded", [=] { workloads::transpose_padded<16>(*a, *tp); },
-                [=] {
-                  return max_err(tessera::to_eigen(*tp), *ref);
-                }});
-  auto tt = std::make_shared<tessera::array<float, 2>>(c, r);
-  cs.push_back({"Tessera seed 003 truncated", [=] { workloads::transpose_truncated<16>(*a, *tt); },
-                [=] {
-                  return max_err(tessera::to_eigen(*tt), *ref);
-                }});
+  more(cs, a, ref);
   auto e = std::make_shared<eigen_matrix>(c, r);
   cs.push_back({"Eigen", [=] { e->noalias() = m->transpose(); },
                 [=] {
@@ -363,6 +314,36 @@ inline row transpose_uneven(const options& o, std::vector<contender>& cs, std::s
   w.limit_name = "memcpy";
   w.tolerance = 0;
   return w;
+}
+
+inline row transpose(const options& o, std::vector<contender>& cs, std::string& name) {
+  const long n = scaled_side(8192, o.scale, 16);
+  name = "transpose";
+  row w = transpose_row(o, cs, n, n, 4, [](auto&, const auto&, const auto&) {});
+  w.size = std::to_string(n) + "^2";
+  return w;
+}
+
+/// Seed 003's shape: 999 x 666 floats (2.7 MB, in cache), no side a multiple of a tile. Tessera
+/// is the Tier 1 transpose; the seed's own tile kernels (16 x 16 tiles through tile_static,
+/// padded with guarded reads and writes, or truncated with an element-parallel remainder) are
+/// shown beside it.
+inline row transpose_uneven(const options& o, std::vector<contender>& cs, std::string& name) {
+  const long r = scaled_side(999, o.scale, 1), c = scaled_side(666, o.scale, 1);
+  name = "transpose_999x666";
+  return transpose_row(o, cs, r, c, 5, [r, c](auto& list, const auto& a, const auto& ref) {
+    auto tp = std::make_shared<tessera::array<float, 2>>(c, r);
+    list.push_back({"Tessera seed 003 padded", [=] { workloads::transpose_padded<16>(*a, *tp); },
+                    [=] {
+                      return max_err(tessera::to_eigen(*tp), *ref);
+                    }});
+    auto tt = std::make_shared<tessera::array<float, 2>>(c, r);
+    list.push_back({"Tessera seed 003 truncated",
+                    [=] { workloads::transpose_truncated<16>(*a, *tt); },
+                    [=] {
+                      return max_err(tessera::to_eigen(*tt), *ref);
+                    }});
+  });
 }
 
 template <int S>
