@@ -11,6 +11,7 @@
 #include <tessera/codegen/passes/scratch.hpp>
 #include <tessera/codegen/passes/stencil.hpp>
 #include <tessera/codegen/passes/threads.hpp>
+#include <tessera/codegen/planner_linkage.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -212,7 +213,10 @@ inline bool log_passes() {
 /// Lowers expression graph `g` for target `t`. The last kernel writes the output (through a
 /// temporary when fusion reports aliasing).
 /// \throws resource_error when a kernel's scratch exceeds the target's limit
-inline lowered lower(const expr_graph& g, const target& t) {
+#ifdef TESSERA_PLANNER_DECLARATIONS_ONLY
+lowered lower(const expr_graph& g, const target& t);
+#else
+TESSERA_PLANNER_LINKAGE lowered lower(const expr_graph& g, const target& t) {
   const bool log = log_passes();
   lowered out;
   // 1. fusion
@@ -287,5 +291,6 @@ inline lowered lower(const expr_graph& g, const target& t) {
   }
   return out;
 }
+#endif
 
 }  // namespace tessera::codegen

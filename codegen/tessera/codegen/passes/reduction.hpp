@@ -10,6 +10,7 @@
 
 #include <tessera/codegen/kernel_plan.hpp>
 #include <tessera/codegen/passes/gemm_blocking.hpp>
+#include <tessera/codegen/planner_linkage.hpp>
 
 #include <cstdint>
 #include <string>
@@ -27,7 +28,10 @@ struct reduction_desc {
   bool reproducible = false;
 };
 
-inline kernel_plan plan_reduction(const reduction_desc& d, const target& t) {
+#ifdef TESSERA_PLANNER_DECLARATIONS_ONLY
+kernel_plan plan_reduction(const reduction_desc& d, const target& t);
+#else
+TESSERA_PLANNER_LINKAGE kernel_plan plan_reduction(const reduction_desc& d, const target& t) {
   kernel_plan k;
   k.family = kernel_family::reduction;
   const std::string mode = d.reproducible ? "(reproducible)" : "";
@@ -84,5 +88,6 @@ inline kernel_plan plan_reduction(const reduction_desc& d, const target& t) {
                                     "synchronisation");
   return k;
 }
+#endif
 
 }  // namespace tessera::codegen

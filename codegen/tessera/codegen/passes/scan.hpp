@@ -26,6 +26,7 @@
 
 #include <tessera/codegen/kernel_plan.hpp>
 #include <tessera/codegen/passes/gemm_blocking.hpp>
+#include <tessera/codegen/planner_linkage.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -60,7 +61,10 @@ inline line_shape lines_of(const std::vector<std::int64_t>& x, int d) {
   return s;
 }
 
-inline kernel_plan plan_scan(const scan_desc& d, const target& t) {
+#ifdef TESSERA_PLANNER_DECLARATIONS_ONLY
+kernel_plan plan_scan(const scan_desc& d, const target& t);
+#else
+TESSERA_PLANNER_LINKAGE kernel_plan plan_scan(const scan_desc& d, const target& t) {
   kernel_plan k;
   k.family = kernel_family::scan;
   k.backend = t.backend;
@@ -170,6 +174,7 @@ inline kernel_plan plan_scan(const scan_desc& d, const target& t) {
     k.notes.push_back("one phase: no iteration waits for another");
   return k;
 }
+#endif
 
 /// What a histogram counts.
 struct histogram_desc {
@@ -179,7 +184,10 @@ struct histogram_desc {
   double lo = 0, hi = 1;
 };
 
-inline kernel_plan plan_histogram(const histogram_desc& d, const target& t) {
+#ifdef TESSERA_PLANNER_DECLARATIONS_ONLY
+kernel_plan plan_histogram(const histogram_desc& d, const target& t);
+#else
+TESSERA_PLANNER_LINKAGE kernel_plan plan_histogram(const histogram_desc& d, const target& t) {
   kernel_plan k;
   k.family = kernel_family::histogram;
   k.backend = t.backend;
@@ -239,5 +247,6 @@ inline kernel_plan plan_histogram(const histogram_desc& d, const target& t) {
                                                  : "an atomic add to the result"));
   return k;
 }
+#endif
 
 }  // namespace tessera::codegen

@@ -20,6 +20,7 @@
 
 #include <tessera/codegen/kernel_plan.hpp>
 #include <tessera/codegen/passes/gemm_blocking.hpp>
+#include <tessera/codegen/planner_linkage.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -49,7 +50,10 @@ inline int sort_merge_passes(std::int64_t elements, std::int64_t tile) {
 }
 
 /// The kernels of a sort: the tile sort, then (with more than one tile) the merge passes.
-inline std::vector<kernel_plan> plan_sort(const sort_desc& d, const target& t) {
+#ifdef TESSERA_PLANNER_DECLARATIONS_ONLY
+std::vector<kernel_plan> plan_sort(const sort_desc& d, const target& t);
+#else
+TESSERA_PLANNER_LINKAGE std::vector<kernel_plan> plan_sort(const sort_desc& d, const target& t) {
   std::vector<kernel_plan> ks;
   const std::int64_t n = d.elements;
   if (n == 0) return ks;
@@ -129,5 +133,6 @@ inline std::vector<kernel_plan> plan_sort(const sort_desc& d, const target& t) {
   ks.push_back(m);
   return ks;
 }
+#endif
 
 }  // namespace tessera::codegen

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <tessera/codegen/passes/scratch.hpp>
+#include <tessera/codegen/planner_linkage.hpp>
 
 namespace tessera::codegen {
 
@@ -25,9 +26,15 @@ struct tile_body {
 /// \param name [in] e.g. "parallel_for_each<16,16>"; \param tile [in] tile sizes;
 /// \param tiles [in] tiles per dimension
 /// \throws resource_error scratch above level 1; tile_local storage above the target's limit
-inline kernel_plan plan_tile_kernel(const std::string& name, const std::vector<std::int64_t>& tile,
-                                    const std::vector<std::int64_t>& tiles, const tile_body& body,
-                                    const target& t) {
+#ifdef TESSERA_PLANNER_DECLARATIONS_ONLY
+kernel_plan plan_tile_kernel(const std::string& name, const std::vector<std::int64_t>& tile,
+                             const std::vector<std::int64_t>& tiles, const tile_body& body,
+                             const target& t);
+#else
+TESSERA_PLANNER_LINKAGE kernel_plan plan_tile_kernel(const std::string& name,
+                                                     const std::vector<std::int64_t>& tile,
+                                                     const std::vector<std::int64_t>& tiles,
+                                                     const tile_body& body, const target& t) {
   kernel_plan p;
   p.name = name;
   p.label = "tessera::" + name;
@@ -88,5 +95,6 @@ inline kernel_plan plan_tile_kernel(const std::string& name, const std::vector<s
   p.notes.push_back("global memory: the arrays and views the kernel captures");
   return p;
 }
+#endif
 
 }  // namespace tessera::codegen
