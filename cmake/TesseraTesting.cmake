@@ -57,8 +57,8 @@ endfunction()
 # -cubin -G; example 03 on a 2-core Zen 3: 38 s whole and 12 device only with nvcc, 32 and 12
 # with hipcc. The tour, examples 00 (README's), 01 (tile kernels) and 09 (per-thread kernels),
 # and the header checks still build whole, device code optimized as users get it; the
-# benchmarks beside the tour (built whole by CI's OpenMP stage) and the test main (which
-# nothing links then) go through the device passes too.
+# benchmarks beside the tour (built whole by CI's emulation stage) go through the device passes
+# too, and the test main (which nothing links then) is only its usage requirements.
 option(TESSERA_TESTS_DEVICE_PASSES_ONLY
        "CUDA and HIP builds: compile the tests and most examples through the device compilation only (no host pass, no link)" OFF)
 if(TESSERA_TESTS_DEVICE_PASSES_ONLY AND NOT "CUDA" IN_LIST TESSERA_KOKKOS_DEVICES
