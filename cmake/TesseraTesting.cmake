@@ -66,26 +66,19 @@ if(TESSERA_TESTS_DEVICE_PASSES_ONLY AND NOT "CUDA" IN_LIST TESSERA_KOKKOS_DEVICE
   message(FATAL_ERROR "TESSERA_TESTS_DEVICE_PASSES_ONLY needs a CUDA or HIP build (Kokkos "
                       "devices: ${TESSERA_KOKKOS_DEVICES})")
 endif()
-# tessera_device_passes_only(<target>): compile <target>'s units for the device only (under
-# TESSERA_TESTS_DEVICE_PASSES_ONLY; nothing otherwise).
-function(tessera_device_passes_only target)
-  if(NOT TESSERA_TESTS_DEVICE_PASSES_ONLY)
-    return()
-  elseif("CUDA" IN_LIST TESSERA_KOKKOS_DEVICES)
-    set_target_properties(${target} PROPERTIES CXX_COMPILER_LAUNCHER
-                                               "${CMAKE_COMMAND};-E;env;NVCC_APPEND_FLAGS=-cubin -G")
-  else()
-    target_compile_options(${target} PRIVATE --cuda-device-only)
-  endif()
-endfunction()
 # tessera_test_executable(<target> <sources...>): an executable, or under
 # TESSERA_TESTS_DEVICE_PASSES_ONLY an object library of device code only (registered with ctest
 # by the caller only when TESSERA_TESTS_DEVICE_PASSES_ONLY is off).
 function(tessera_test_executable target)
-  if(TESSERA_TESTS_DEVICE_PASSES_ONLY)
-    add_library(${target} OBJECT ${ARGN})
-    tessera_device_passes_only(${target})
-  else()
+  if(NOT TESSERA_TESTS_DEVICE_PASSES_ONLY)
     add_executable(${target} ${ARGN})
+    return()
+  endif()
+  add_library(${target} OBJECT ${ARGN})
+  if("CUDA" IN_LIST TESSERA_KOKKOS_DEVICES)
+    set_target_properties(${target} PROPERTIES CXX_COMPILER_LAUNCHER
+                                               "${CMAKE_COMMAND};-E;env;NVCC_APPEND_FLAGS=-cubin -G")
+  else()
+    target_compile_options(${target} PRIVATE --cuda-device-only)
   endif()
 endfunction()
