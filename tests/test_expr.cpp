@@ -143,10 +143,15 @@ TEST_CASE("transpose: multi-tile and streaming-size outputs, 4- and 8-byte types
     CHECK(max_abs_diff(to_eigen(T), M(ea.transpose())) == 0.0);
     T = transpose(A) * 2.f + B;
     CHECK(max_abs_diff(to_eigen(T), M(2.f * ea.transpose() + eb)) <= 1e-6);
-    // Streamed on CPUs with write runs: full tiles are assembled in scratch and leave row by
-    // row, the last row and column of tiles (partial) block by block.
-    if (big && backends::backend<execution_space>::make_target().transpose.stream_run_bytes > 0)
-      CHECK(tt::has(explain(T, transpose(A)), "each tile assembled in scratch"));
+    // Streamed on CPUs with write runs: where the default tile's operand rows (`wide` floats
+    // apart) exceed L2 together, full tiles are assembled in scratch and leave row by row, the
+    // last row and column of tiles (partial) block by block; elsewhere blocks go out directly.
+    const auto target = backends::backend<execution_space>::make_target();
+    if (big && target.transpose.stream_run_bytes > 0) {
+      const std::size_t l2 = target.l2_bytes > 0 ? target.l2_bytes : std::size_t(256) << 10;
+      const bool exceed = std::size_t(target.transpose.tile[1]) * std::size_t(wide) * 4 > l2;
+      CHECK(tt::has(explain(T, transpose(A)), "each tile assembled in scratch") == exceed);
+    }
   }
   {
     using MD = eigen_matrix<double>;
@@ -211,6 +216,20 @@ TEST_CASE("transpose: operand rows walked in groups where a tile's rows do not f
       MESSAGE("transpose row groups: not planned on the " << backend_name() << " backend (" << rows
                                                           << " rows; L2 of its target: " << l2
                                                           << " bytes)");
+  }
+  // The same rows with an output past the streaming threshold (its last column of tiles
+  // partial): on CPUs with write runs each full tile is assembled in scratch and leaves row by
+  // row, since the tile's operand rows exceed L2 together.
+  if (target.l2_bytes > 0 && target.streaming_store_min_bytes > 0) {
+    const long cols = long(tt::streaming_bytes() / (std::size_t(rows) * sizeof(float))) + 37;
+    M ea = tt::random_matrix<float>(cols, rows);
+    array<float, 2> A = from_eigen(ea), T(rows, cols);
+    T = transpose(A);
+    CHECK(max_abs_diff(to_eigen(T), M(ea.transpose())) == 0.0);
+    const bool staged =
+        target.transpose.stream_run_bytes > 0 &&
+        std::size_t(target.transpose.tile[1]) * rows * sizeof(float) > target.l2_bytes;
+    CHECK(tt::has(explain(T, transpose(A)), "each tile assembled in scratch") == staged);
   }
 }
 

@@ -155,12 +155,14 @@ TEST_CASE(
       if (b.name == codegen::kernel_plan::staged_output_tile) return &b;
     return nullptr;
   };
-  // Floats: rows of 64 elements (256 bytes), 512 of them (a quarter of L2: 128 KiB).
-  array<float, 2> A(1000, 3000);
+  // Floats: rows of 64 elements (256 bytes), 512 of them (a quarter of L2: 128 KiB). The
+  // output's 8192 rows make the operand's rows 32 KiB apart: the default tile's 32 of them span
+  // 1 MiB, more than L2.
+  array<float, 2> A(1000, 8192);
   auto k = codegen::lower(codegen::build_graph(transpose(A)), t).plan.kernels.at(0);
   CHECK(k.streaming_stores);
   CHECK(k.tile == std::vector<std::int64_t>{512, 64});
-  CHECK(k.tiles == std::vector<std::int64_t>{6, 16});
+  CHECK(k.tiles == std::vector<std::int64_t>{16, 16});
   const codegen::buffer_plan* b = out_tile(k);
   REQUIRE(b != nullptr);
   CHECK(b->type == "float[512][64]");
@@ -169,7 +171,7 @@ TEST_CASE(
   CHECK(k.mapping.find("each tile assembled in scratch, then written row by row (runs of 64 "
                        "elements)") != std::string::npos);
   // Doubles (a fused expression storing double): 32-element rows, again 512 of them.
-  array<double, 2> D(1000, 3000), E(3000, 1000);
+  array<double, 2> D(1000, 8192), E(8192, 1000);
   k = codegen::lower(codegen::build_graph(transpose(D) + E), t).plan.kernels.at(0);
   CHECK(k.tile == std::vector<std::int64_t>{512, 32});
   REQUIRE(out_tile(k) != nullptr);
@@ -188,6 +190,22 @@ TEST_CASE(
   k = codegen::lower(codegen::build_graph(transpose(A).tile<24, 24>()), t).plan.kernels.at(0);
   CHECK(out_tile(k) == nullptr);
   CHECK(k.mapping.find("output lines written with non-temporal stores") != std::string::npos);
+  // Operand rows that fit in L2 together (1 MiB of L2, or shorter rows: 3000 floats, 32 rows
+  // span 375 KiB): the default tile, written from registers, no buffer; a schedule's tile too.
+  t.l2_bytes = 1 << 20;
+  k = codegen::lower(codegen::build_graph(transpose(A)), t).plan.kernels.at(0);
+  CHECK(k.streaming_stores);
+  CHECK(k.tile == std::vector<std::int64_t>{128, 32});
+  CHECK(out_tile(k) == nullptr);
+  CHECK(k.mapping.find("output lines written with non-temporal stores") != std::string::npos);
+  k = codegen::lower(codegen::build_graph(transpose(A).tile<32, 16>()), t).plan.kernels.at(0);
+  CHECK(out_tile(k) == nullptr);
+  t.l2_bytes = 512 << 10;
+  array<float, 2> W(1000, 3000);
+  k = codegen::lower(codegen::build_graph(transpose(W)), t).plan.kernels.at(0);
+  CHECK(k.streaming_stores);
+  CHECK(k.tile == std::vector<std::int64_t>{128, 32});
+  CHECK(out_tile(k) == nullptr);
   // Outputs below the threshold, or a target without write runs: the default tile, no buffer.
   array<float, 2> S(30, 30);
   k = codegen::lower(codegen::build_graph(transpose(S)), t).plan.kernels.at(0);

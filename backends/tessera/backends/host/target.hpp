@@ -29,8 +29,10 @@ codegen::target make_target() {
   t.transpose.tile[1] = 32;
   t.transpose.block = transpose_block_size;
   t.transpose.pad = 0;
-  // Streamed outputs: each output row of a tile is written in one run of at least 256 bytes
-  // (four lines) from a tile assembled in scratch. Non-temporal stores to many rows one line at
+  // Streamed outputs whose tiles' operand rows do not fit in L2 together (walked in groups, so
+  // written one 64-byte line per row at a time; codegen::staged_rows_exceed_l2): each output
+  // row of a tile is written in one run of at least 256 bytes (four lines) from a tile
+  // assembled in scratch. Non-temporal stores to many rows one line at
   // a time reach a fraction of the write bandwidth (Zen 3 core, 8192^2 floats, stores alone in
   // the transpose's order: 64-byte runs 6 GB/s, 128-byte 10.5, 256-byte 15, as fast as
   // memcpy's writes); the whole transpose, before -> after (alternated runs): 8192^2 floats

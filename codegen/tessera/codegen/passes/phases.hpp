@@ -47,15 +47,39 @@ inline bool staged_output_streams(const expr_graph& g, const kernel_spec& k, con
   return n >= t.streaming_store_min_bytes;
 }
 
-/// Output tile (rows x cols) of a staged-transpose kernel: the root's .tile<>(), else the first
-/// staged transpose's, else the target's default. Each staged operand tile is cols x rows of
-/// the operand, read row by row (rows contiguous elements at a time). Streamed outputs on CPUs
-/// (target.transpose.stream_run_bytes) default to tiles whose rows are one such run (whole
-/// blocks), as many rows as fit a quarter of L2 (128 KiB where L2 is unknown): each tile is
-/// assembled in scratch and written row by row (staged_output_tile).
 struct tile2 {
   int rows, cols;
 };
+
+/// Bytes between consecutive operand rows that a staged transpose's tile reads: the output's
+/// rows x the element size (a contiguous operand).
+inline std::int64_t staged_operand_row_bytes(const expr_graph& g, const kernel_spec& k) {
+  const graph_node& root = g.nodes[k.root];
+  return root.extent[0] * std::int64_t(root.elem_bytes);
+}
+
+/// True when the `cols` operand rows a CPU tile of that width reads do not fit in L2 together
+/// (256 KiB where L2 is unknown), so that the tile walks them in groups (the mapping pass's
+/// staged_row_group) and writes each output row in runs of one block (64 bytes of floats) at a
+/// time. Streamed outputs are then assembled in scratch (staged_output_tile); where the rows
+/// fit, the tile writes runs of its whole width from registers and staging costs more than it
+/// saves. Measured (8192^2 floats, streaming stores, alternated runs): a Zen 3 core (512 KiB
+/// L2: 32 rows of 32 KiB do not fit) 7.8-8.5 GB/s written block by block, 12.2-12.9 staged; a
+/// Zen 5 core (1 MiB L2: they fit) 24.6-27.4 block by block, 19.4 staged in 1024 x 64 tiles,
+/// 16-18 in every other staged tile tried (32 or 64 columns, 64-2048 rows).
+inline bool staged_rows_exceed_l2(const expr_graph& g, const kernel_spec& k, const target& t,
+                                  int cols) {
+  const std::int64_t l2 = t.l2_bytes > 0 ? std::int64_t(t.l2_bytes) : std::int64_t(256) << 10;
+  return std::int64_t(cols) * staged_operand_row_bytes(g, k) > l2;
+}
+
+/// Output tile (rows x cols) of a staged-transpose kernel: the root's .tile<>(), else the first
+/// staged transpose's, else the target's default. Each staged operand tile is cols x rows of
+/// the operand, read row by row (rows contiguous elements at a time). Streamed outputs on CPUs
+/// (target.transpose.stream_run_bytes) whose default tile's operand rows exceed L2
+/// (staged_rows_exceed_l2) default to tiles whose rows are one such run (whole blocks), as many
+/// rows as fit a quarter of L2 (128 KiB where L2 is unknown): each tile is assembled in scratch
+/// and written row by row (staged_output_tile).
 inline tile2 staged_tile(const expr_graph& g, const kernel_spec& k, const target& t) {
   auto from = [](const graph_node& n) {
     return tile2{n.tile[0], n.tile[1] > 0 ? n.tile[1] : n.tile[0]};
@@ -64,7 +88,8 @@ inline tile2 staged_tile(const expr_graph& g, const kernel_spec& k, const target
   for (int n : k.staged)
     if (g.nodes[n].tile[0] > 0) return from(g.nodes[n]);
   const int b = t.transpose.block;
-  if (b > 0 && t.transpose.stream_run_bytes > 0 && staged_output_streams(g, k, t)) {
+  if (b > 0 && t.transpose.stream_run_bytes > 0 && staged_output_streams(g, k, t) &&
+      staged_rows_exceed_l2(g, k, t, t.transpose.tile[1])) {
     const std::int64_t e = std::int64_t(stored_elem_bytes(g, k));
     const std::int64_t run = (t.transpose.stream_run_bytes + e - 1) / e;
     const int cols = int(std::max<std::int64_t>(b, (run + b - 1) / b * b));
@@ -77,13 +102,14 @@ inline tile2 staged_tile(const expr_graph& g, const kernel_spec& k, const target
 
 /// True when a staged transpose assembles each full output tile in team scratch and streams it
 /// out row by row (kernel_plan::staged_output_tile): a CPU target with B x B blocks and
-/// stream runs, a streamed output, and a tile of whole blocks that fits L2 (256 KiB where L2
-/// is unknown).
+/// stream runs, a streamed output, a tile whose operand rows exceed L2 together
+/// (staged_rows_exceed_l2), and a tile of whole blocks that fits L2 (256 KiB where L2 is
+/// unknown).
 inline bool staged_output_tile(const expr_graph& g, const kernel_spec& k, const target& t,
                                const tile2& ts) {
   const int b = t.transpose.block;
   if (b <= 0 || t.transpose.stream_run_bytes <= 0 || !staged_output_streams(g, k, t) ||
-      ts.rows % b != 0 || ts.cols % b != 0)
+      ts.rows % b != 0 || ts.cols % b != 0 || !staged_rows_exceed_l2(g, k, t, ts.cols))
     return false;
   const std::size_t bytes = std::size_t(ts.rows) * std::size_t(ts.cols) * stored_elem_bytes(g, k);
   return bytes <= (t.l2_bytes > 0 ? t.l2_bytes : std::size_t(256) << 10);

@@ -101,7 +101,7 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
         // Measured on a 2-core AMD EPYC Zen 3 (512 KiB L2, 8-way; 8192^2 floats, 128 x 32
         // tiles, streaming stores): 6.4-7.2 GB/s walking all 32 rows per block column,
         // 10.4-10.6 GB/s in two groups of 16.
-        const std::int64_t row_bytes = root.extent[0] * std::int64_t(root.elem_bytes);
+        const std::int64_t row_bytes = staged_operand_row_bytes(g, s);
         const int b = t.transpose.block;
         if (b > 0 && t.l2_bytes > 0 && row_bytes > 0 &&
             std::int64_t(ts.cols) * row_bytes > std::int64_t(t.l2_bytes)) {
