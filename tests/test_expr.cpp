@@ -233,6 +233,49 @@ TEST_CASE("transpose: operand rows walked in groups where a tile's rows do not f
   }
 }
 
+#if defined(KOKKOS_ENABLE_SERIAL) || defined(KOKKOS_ENABLE_OPENMP)
+TEST_CASE("transpose staging: set_transpose_staging and tune_transpose choose how tiles stream") {
+  const auto target = backends::backend<execution_space>::make_target();
+  CHECK(transpose_staging_in_use() == transpose_staging::rows_exceed_l2);
+  if (target.thread_per_logical || target.transpose.stream_run_bytes <= 0 ||
+      target.streaming_store_min_bytes == 0) {
+    // The GPU mapping (the emulation) has no streamed CPU tiles: nothing to time or choose.
+    CHECK(tune_transpose() == transpose_staging::rows_exceed_l2);
+    MESSAGE("transpose staging: no streamed CPU tiles on the " << backend_name() << " backend");
+    return;
+  }
+  // A streamed output of 3000 rows: the operand's rows lie 12,000 bytes apart, so a tile's 32
+  // of them fit in L2 on cores with 384 KB or more (the rule writes blocks from registers), and
+  // its 3000 rows hold full staged tiles (rows: a quarter of L2 in 256-byte runs) and a partial
+  // one. Every choice gives the exact transpose; explain says which one the plan makes.
+  const long rows = 3000, cols = long(tt::streaming_bytes() / (rows * sizeof(float))) + 37;
+  M ea = tt::random_matrix<float>(cols, rows);
+  array<float, 2> A = from_eigen(ea), T(rows, cols);
+  const std::size_t l2 = target.l2_bytes > 0 ? target.l2_bytes : std::size_t(256) << 10;
+  const bool rule = std::size_t(target.transpose.tile[1]) * rows * sizeof(float) > l2;
+  for (const auto s :
+       {transpose_staging::always, transpose_staging::never, transpose_staging::rows_exceed_l2}) {
+    CAPTURE(int(s));
+    set_transpose_staging(s);
+    CHECK(transpose_staging_in_use() == s);
+    T = transpose(A);
+    CHECK(max_abs_diff(to_eigen(T), M(ea.transpose())) == 0.0);
+    const bool staged =
+        s == transpose_staging::always || (s == transpose_staging::rows_exceed_l2 && rule);
+    CHECK(tt::has(explain(T, transpose(A)), "each tile assembled in scratch") == staged);
+  }
+  const transpose_staging pick = tune_transpose();
+  CHECK(transpose_staging_in_use() == pick);
+  const std::string chosen = pick == transpose_staging::always  ? "always staged"
+                             : pick == transpose_staging::never ? "never staged"
+                                                                : "the L2 rule";
+  MESSAGE("tune_transpose on this machine: " << chosen);
+  T = transpose(A);
+  CHECK(max_abs_diff(to_eigen(T), M(ea.transpose())) == 0.0);
+  set_transpose_staging(transpose_staging::rows_exceed_l2);  // the default for the rest
+}
+#endif
+
 TEST_CASE("tile_reduce and tile_mean against Eigen block reductions") {
   for (int trial = 0; trial < 5; ++trial) {
     const long r = 4 * tt::random_size(1, 30), c = 8 * tt::random_size(1, 20);

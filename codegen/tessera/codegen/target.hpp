@@ -26,6 +26,14 @@ struct gpu_matmul_params {
   bool double_buffered = false;
 };
 
+/// Whether streamed CPU transposes assemble each output tile in team scratch and write its rows
+/// as runs of target::transpose_options::stream_run_bytes (passes/phases.hpp).
+enum class tile_staging {
+  rows_exceed_l2,  ///< where a tile's operand rows do not fit in L2 together (the default)
+  always,          ///< every streamed output whose tile fits the rule's size limits
+  never            ///< never: every tile written block by block from registers
+};
+
 /// Staged transposes (kernel_family::staged_transpose).
 struct transpose_options {
   int tile[2] = {32, 32};  ///< default output tile (rows, cols)
@@ -35,6 +43,8 @@ struct transpose_options {
   /// bytes per output row (0: one block's row at a time): the default tile is that wide and a
   /// quarter of target::l2_bytes large, assembled in team scratch and streamed row by row.
   int stream_run_bytes = 0;
+  /// CPUs: where streamed outputs are assembled in scratch (tessera::set_transpose_staging).
+  tile_staging staging = tile_staging::rows_exceed_l2;
 };
 
 /// Matrix multiplies (kernel_family::matmul).

@@ -9,8 +9,23 @@
 #include <tessera/backends/host/transpose.hpp>
 #include <tessera/backends/kernels/target_core.hpp>
 #include <tessera/codegen/expr_graph.hpp>
+#include <tessera/codegen/plan_cache.hpp>
+
+#include <atomic>
 
 namespace tessera::backends::host {
+
+/// Where streamed transposes assemble their tiles in scratch on CPU targets made from now on
+/// (codegen::tile_staging; the L2 rule until set_transpose_staging changes it). Thread-safe.
+inline std::atomic<codegen::tile_staging>& transpose_staging_setting() {
+  static std::atomic<codegen::tile_staging> setting{codegen::tile_staging::rows_exceed_l2};
+  return setting;
+}
+/// Makes `s` the staging of later CPU transposes (plans made before are not reused).
+inline void set_transpose_staging(codegen::tile_staging s) {
+  transpose_staging_setting().store(s);
+  ++codegen::target_generation();
+}
 
 template <class Space>
 codegen::target make_target() {
@@ -39,6 +54,7 @@ codegen::target make_target() {
   // 7.8-8.5 -> 12.2-12.9 GB/s, 8064^2 11.1-11.5 -> 12.5-14.1, 4096 x 8192 doubles 10.6-11.9 ->
   // 12.0-13.2.
   t.transpose.stream_run_bytes = 256;
+  t.transpose.staging = transpose_staging_setting().load();
   t.l1d_bytes = std::size_t(impl::host_caches().l1);
   t.l2_bytes = std::size_t(impl::host_caches().l2);
   // Outputs larger than the last-level cache are written with non-temporal stores: they

@@ -70,20 +70,36 @@ inline std::int64_t staged_operand_row_bytes(const expr_graph& g, const kernel_s
 /// that Zen 5, rows that exceed its L2 too (8192^2 doubles, 16384^2 floats) read 25-28.5 and
 /// 23.7-25.3 GB/s block by block against 21.5-22 and 19.4-22.4 staged (three alternated runs);
 /// no cache size tells that core from the Zen 3 (whose memory was the slower, 11-16 GB/s), so
-/// the rule keeps the measured Zen 3 gain and the Zen 5 case that the tour times.
+/// the rule keeps the measured Zen 3 gain and the Zen 5 case that the tour times, and
+/// tessera::tune_transpose times the choice on the running machine.
 inline bool staged_rows_exceed_l2(const expr_graph& g, const kernel_spec& k, const target& t,
                                   int cols) {
   const std::int64_t l2 = t.l2_bytes > 0 ? std::int64_t(t.l2_bytes) : std::int64_t(256) << 10;
   return std::int64_t(cols) * staged_operand_row_bytes(g, k) > l2;
 }
 
+/// True when streamed tiles `cols` wide are assembled in scratch under the target's
+/// transpose.staging: always, never, or where staged_rows_exceed_l2 (the default).
+inline bool stages_output_tiles(const expr_graph& g, const kernel_spec& k, const target& t,
+                                int cols) {
+  switch (t.transpose.staging) {
+    case tile_staging::always:
+      return true;
+    case tile_staging::never:
+      return false;
+    case tile_staging::rows_exceed_l2:
+      break;
+  }
+  return staged_rows_exceed_l2(g, k, t, cols);
+}
+
 /// Output tile (rows x cols) of a staged-transpose kernel: the root's .tile<>(), else the first
 /// staged transpose's, else the target's default. Each staged operand tile is cols x rows of
 /// the operand, read row by row (rows contiguous elements at a time). Streamed outputs on CPUs
-/// (target.transpose.stream_run_bytes) whose default tile's operand rows exceed L2
-/// (staged_rows_exceed_l2) default to tiles whose rows are one such run (whole blocks), as many
-/// rows as fit a quarter of L2 (128 KiB where L2 is unknown): each tile is assembled in scratch
-/// and written row by row (staged_output_tile).
+/// (target.transpose.stream_run_bytes) that the target stages (stages_output_tiles: by default
+/// where the default tile's operand rows exceed L2) default to tiles whose rows are one such run
+/// (whole blocks), as many rows as fit a quarter of L2 (128 KiB where L2 is unknown): each tile is
+/// assembled in scratch and written row by row (staged_output_tile).
 inline tile2 staged_tile(const expr_graph& g, const kernel_spec& k, const target& t) {
   auto from = [](const graph_node& n) {
     return tile2{n.tile[0], n.tile[1] > 0 ? n.tile[1] : n.tile[0]};
@@ -93,7 +109,7 @@ inline tile2 staged_tile(const expr_graph& g, const kernel_spec& k, const target
     if (g.nodes[n].tile[0] > 0) return from(g.nodes[n]);
   const int b = t.transpose.block;
   if (b > 0 && t.transpose.stream_run_bytes > 0 && staged_output_streams(g, k, t) &&
-      staged_rows_exceed_l2(g, k, t, t.transpose.tile[1])) {
+      stages_output_tiles(g, k, t, t.transpose.tile[1])) {
     const std::int64_t e = std::int64_t(stored_elem_bytes(g, k));
     const std::int64_t run = (t.transpose.stream_run_bytes + e - 1) / e;
     const int cols = int(std::max<std::int64_t>(b, (run + b - 1) / b * b));
@@ -106,14 +122,13 @@ inline tile2 staged_tile(const expr_graph& g, const kernel_spec& k, const target
 
 /// True when a staged transpose assembles each full output tile in team scratch and streams it
 /// out row by row (kernel_plan::staged_output_tile): a CPU target with B x B blocks and
-/// stream runs, a streamed output, a tile whose operand rows exceed L2 together
-/// (staged_rows_exceed_l2), and a tile of whole blocks that fits L2 (256 KiB where L2 is
-/// unknown).
+/// stream runs, a streamed output, a tile the target stages (stages_output_tiles), and a tile
+/// of whole blocks that fits L2 (256 KiB where L2 is unknown).
 inline bool staged_output_tile(const expr_graph& g, const kernel_spec& k, const target& t,
                                const tile2& ts) {
   const int b = t.transpose.block;
   if (b <= 0 || t.transpose.stream_run_bytes <= 0 || !staged_output_streams(g, k, t) ||
-      ts.rows % b != 0 || ts.cols % b != 0 || !staged_rows_exceed_l2(g, k, t, ts.cols))
+      ts.rows % b != 0 || ts.cols % b != 0 || !stages_output_tiles(g, k, t, ts.cols))
     return false;
   const std::size_t bytes = std::size_t(ts.rows) * std::size_t(ts.cols) * stored_elem_bytes(g, k);
   return bytes <= (t.l2_bytes > 0 ? t.l2_bytes : std::size_t(256) << 10);
