@@ -61,12 +61,14 @@ inline void set_transpose_staging(transpose_staging s) {
   backends::host::set_transpose_staging(s);
 }
 /// Times a square transpose of T (default float) whose output is twice the streaming threshold
-/// (the last-level cache's size; a side of 4096 floats with 32 MiB), staged and unstaged, on the
-/// default execution space (best of 3 each, then 2 alternated rounds), and uses the faster for
-/// later transposes; the default stays unless one is 3 % faster. Two arrays of that size are
-/// allocated (128 MiB with 32 MiB of L3); about 20 transposes. Returns the staging now in use;
-/// on a GPU mapping (no streamed CPU tiles) returns it without timing anything. Explicit:
-/// nothing calls it implicitly. @pre Kokkos is initialized; not inside a parallel region.
+/// (side x side elements, side a multiple of 16: 4096 floats with a 32 MiB last-level cache),
+/// staged and unstaged, on the default execution space (best of 3 each, then 2 alternated
+/// rounds: 11 transposes with a warm-up), and uses the faster for later transposes; the default
+/// stays unless one is 3 % faster. Two arrays of that size are allocated (128 MiB with 32 MiB
+/// of L3). Returns the staging now in use; on a GPU mapping (no streamed CPU tiles) returns it
+/// without timing anything. Explicit: nothing calls it implicitly.
+/// \throws what allocating the two arrays throws (Kokkos's allocation error); the staging in use
+///         before the call is then kept. @pre Kokkos is initialized; not inside a parallel region.
 template <class T = float>
 transpose_staging tune_transpose() {
   namespace host = backends::host;
@@ -78,6 +80,14 @@ transpose_staging tune_transpose() {
   const index_type side = std::max<index_type>(index_type(std::sqrt(elems)) / 16 * 16, 16);
   array<T, 2> a(side, side), t(side, side);
   a = T(1);
+  // The timing switches the staging: an exception on the way restores the caller's.
+  struct restore {
+    transpose_staging before = transpose_staging_in_use();
+    bool done = false;
+    ~restore() {
+      if (!done) backends::host::set_transpose_staging(before);
+    }
+  } guard;
   auto best_of = [&](transpose_staging s, int reps) {
     host::set_transpose_staging(s);
     double best = 1e300;
@@ -100,6 +110,7 @@ transpose_staging tune_transpose() {
                                  : blocks < 0.97 * staged ? transpose_staging::never
                                                           : transpose_staging::rows_exceed_l2;
   host::set_transpose_staging(pick);
+  guard.done = true;
   return pick;
 }
 

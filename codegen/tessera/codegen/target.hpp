@@ -30,7 +30,7 @@ struct gpu_matmul_params {
 /// as runs of target::transpose_options::stream_run_bytes (passes/phases.hpp).
 enum class tile_staging {
   rows_exceed_l2,  ///< where a tile's operand rows do not fit in L2 together (the default)
-  always,          ///< every streamed output whose tile fits the rule's size limits
+  always,          ///< every streamed output whose tile is whole blocks and fits L2
   never            ///< never: every tile written block by block from registers
 };
 

@@ -60,18 +60,18 @@ inline std::int64_t staged_operand_row_bytes(const expr_graph& g, const kernel_s
 
 /// True when the `cols` operand rows a CPU tile of that width reads do not fit in L2 together
 /// (256 KiB where L2 is unknown), so that the tile walks them in groups (the mapping pass's
-/// staged_row_group) and writes each output row in runs of one block (64 bytes of floats) at a
-/// time. Streamed outputs are then assembled in scratch (staged_output_tile); where the rows
-/// fit, the tile writes runs of its whole width from registers and staging costs more than it
-/// saves. Measured (8192^2 floats, streaming stores, alternated runs): a Zen 3 core (512 KiB
-/// L2: 32 rows of 32 KiB do not fit) 7.8-8.5 GB/s written block by block, 12.2-12.9 staged; a
-/// Zen 5 core (1 MiB L2: they fit) 24.6-27.4 block by block, 19.4 staged in 1024 x 64 tiles,
-/// 16-18 in every other staged tile tried (32 or 64 columns, 64-2048 rows). Not settled: on
-/// that Zen 5, rows that exceed its L2 too (8192^2 doubles, 16384^2 floats) read 25-28.5 and
-/// 23.7-25.3 GB/s block by block against 21.5-22 and 19.4-22.4 staged (three alternated runs);
-/// no cache size tells that core from the Zen 3 (whose memory was the slower, 11-16 GB/s), so
-/// the rule keeps the measured Zen 3 gain and the Zen 5 case that the tour times, and
-/// tessera::tune_transpose times the choice on the running machine.
+/// staged_row_group) and writes each output row in runs of one group's width at a time (one
+/// block, 64 bytes of floats, where no more than 16 rows fit). Streamed outputs are then assembled
+/// in scratch (staged_output_tile); where the rows fit, the tile writes runs of its whole width
+/// from registers and staging costs more than it saves. Measured (8192^2 floats, streaming stores,
+/// alternated runs): a Zen 3 core (512 KiB L2: 32 rows of 32 KiB do not fit) 7.8-8.5 GB/s written
+/// block by block, 12.2-12.9 staged; a Zen 5 core (1 MiB L2: they fit) 24.6-27.4 block by
+/// block, 19.4 staged in 1024 x 64 tiles, 16-18 in every other staged tile tried (32 or 64 columns,
+/// 64-2048 rows). Not settled: on that Zen 5, rows that exceed its L2 too (8192^2 doubles, 16384^2
+/// floats) read 25-28.5 and 23.7-25.3 GB/s block by block against 21.5-22 and 19.4-22.4 staged
+/// (three alternated runs); no cache size tells that core from the Zen 3 (whose memory was the
+/// slower, 11-16 GB/s), so the rule keeps the measured Zen 3 gain and the Zen 5 case that the tour
+/// times, and tessera::tune_transpose times the choice on the running machine.
 inline bool staged_rows_exceed_l2(const expr_graph& g, const kernel_spec& k, const target& t,
                                   int cols) {
   const std::int64_t l2 = t.l2_bytes > 0 ? std::int64_t(t.l2_bytes) : std::int64_t(256) << 10;
