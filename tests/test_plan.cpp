@@ -242,7 +242,7 @@ TEST_CASE("CPU targets take their memory-size thresholds from this machine's las
   const std::size_t want = l3 >= 1024 * 1024 ? std::size_t(l3) : std::size_t{32} << 20;
   MESSAGE("last-level cache: " << l3 << " B reported; memory threshold " << want << " B");
   CHECK(t.row_prefetch_min_bytes == want);
-  CHECK(t.reduction.prefetch_min_bytes == want);
+  CHECK(t.reduction.memory_min_bytes == want);
   CHECK((t.streaming_store_min_bytes == want || t.streaming_store_min_bytes == 0));
   // An output of that size streams; one element less stays in cache. A sum reading that many
   // bytes prefetches where the backend prefetches at all.

@@ -369,12 +369,21 @@ void check_block_fold_two_sum() {
       for (long g = 0; g < groups; ++g)
         for (int l = 0; l < L; ++l)
           rule::two_sum(want_s[l], want_c[l], tree(tree, x.data() + g * K * L, l, 0, K));
-      backends::backend<Space>::template block_fold_two_sum<K, L>(x.data(), groups, s.data(),
-                                                                  c.data());
-      for (int l = 0; l < L; ++l) {
-        CAPTURE(l);
-        CHECK(std::memcmp(&s[l], &want_s[l], sizeof(T)) == 0);
-        CHECK(std::memcmp(&c[l], &want_c[l], sizeof(T)) == 0);
+      // Each order of reading the block: an input in cache (one register's lanes at a time
+      // where only those fit the registers), from memory (address order), prefetching ahead.
+      for (const auto& [ahead, from_memory] :
+           {std::pair<index_type, bool>{0, false}, std::pair<index_type, bool>{0, true},
+            std::pair<index_type, bool>{64, true}}) {
+        CAPTURE(ahead);
+        CAPTURE(from_memory);
+        std::array<T, L> fs = s, fc = c;
+        backends::backend<Space>::template block_fold_two_sum<K, L>(x.data(), groups, fs.data(),
+                                                                    fc.data(), ahead, from_memory);
+        for (int l = 0; l < L; ++l) {
+          CAPTURE(l);
+          CHECK(std::memcmp(&fs[l], &want_s[l], sizeof(T)) == 0);
+          CHECK(std::memcmp(&fc[l], &want_c[l], sizeof(T)) == 0);
+        }
       }
     }
   } else {
@@ -390,6 +399,52 @@ TEST_CASE("compensated lanes folded in vector registers give the bits of the rul
   check_block_fold_two_sum<double, 2 * K, L>();
   check_block_fold_two_sum<float, K, L>();
   check_block_fold_two_sum<float, K, 2 * L>();
+}
+
+// CPU backends also fold float blocks into double lanes in vector registers (block_fold:
+// each block's tree in float, on the multiply-add units where the target's registers are 256
+// bits wide), with the bits of widening_sum_rule's steps: the float tree per lane, converted
+// and added into the lane, block after block.
+template <int K, int L, class Space = Kokkos::DefaultHostExecutionSpace>
+void check_block_fold_widening() {
+  if constexpr (backends::impl::has_block_fold<Space, float, double, K, L>) {
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    std::uniform_int_distribution<int> e(-20, 20);
+    for (long groups : {0L, 1L, 3L, 64L}) {
+      CAPTURE(groups);
+      std::vector<float> x(static_cast<std::size_t>(groups * K * L));
+      for (auto& v : x) v = std::ldexp(u(tt::rng()), e(tt::rng()));
+      std::array<double, L> acc{};
+      for (auto& a : acc) a = std::ldexp(double(u(tt::rng())), 10);
+      std::array<double, L> want = acc;
+      auto tree = [&](auto& self, const float* q, int l, int k0, int k1) -> float {
+        if (k1 - k0 == 1) return q[k0 * L + l];
+        const int mid = (k0 + k1) / 2;
+        return self(self, q, l, k0, mid) + self(self, q, l, mid, k1);
+      };
+      for (long g = 0; g < groups; ++g)
+        for (int l = 0; l < L; ++l) want[l] += double(tree(tree, x.data() + g * K * L, l, 0, K));
+      for (index_type ahead : {index_type(0), index_type(64)}) {
+        CAPTURE(ahead);
+        std::array<double, L> got = acc;
+        backends::backend<Space>::template block_fold<K, L>(x.data(), groups, got.data(), ahead);
+        for (int l = 0; l < L; ++l) {
+          CAPTURE(l);
+          CHECK(std::memcmp(&got[l], &want[l], sizeof(double)) == 0);
+        }
+      }
+    }
+  } else {
+    MESSAGE("this host backend folds float blocks one lane at a time (no vector fold)");
+  }
+}
+
+TEST_CASE("float blocks folded into double lanes in vector registers give the rule's bits") {
+  constexpr int L = backends::impl::widening_sum_rule<float>::lanes;
+  constexpr int K = backends::impl::widening_sum_rule<float>::block;
+  check_block_fold_widening<K, L>();
+  check_block_fold_widening<K / 2, L>();
+  check_block_fold_widening<K, 2 * L>();
 }
 
 TEST_CASE("any readable: a computed rank-3 value (no storage) sums exactly") {
@@ -478,27 +533,43 @@ TEST_CASE("sum(e, reproducible): identical bits on repeated calls, arrays and vi
   }
 }
 
-// Folds reading more than the caches hold prefetch each input line ahead on CPU targets
-// (kernel_plan::reduce_prefetch_bytes); the additions are those of every other fold: an array
-// (vector block folds, prefetching) and the same values as an expression (the generic fold,
-// never prefetching) give the same reproducible bits, and the plain sum stays within the bound.
+// Folds reading more than the caches hold come from memory on CPU targets
+// (kernel_plan::reduce_from_memory: blocks read in address order) and where the target says so
+// prefetch each input line ahead (reduce_prefetch_bytes); the additions are those of every
+// other fold: an array (vector block folds) and the same values as an expression (the generic
+// fold, never prefetching) give the same reproducible bits, and the plain sum stays within the
+// bound.
 TEST_CASE(
-    "sums from memory: CPU plans prefetch the input, the bits are those of the generic fold") {
+    "sums from memory: CPU plans read in address order and prefetch, the bits are those of the "
+    "generic fold") {
   const codegen::target t = backends::backend<execution_space>::make_target();
-  const bool prefetches = t.reduction.prefetch_bytes > 0 && t.reduction.prefetch_min_bytes > 0;
+  const bool from_memory = t.reduction.memory_min_bytes > 0;
+  const bool prefetches = from_memory && t.reduction.prefetch_bytes > 0;
   const long n =
-      prefetches ? long(t.reduction.prefetch_min_bytes / sizeof(float)) + 4099 : (1L << 18) + 4099;
+      from_memory ? long(t.reduction.memory_min_bytes / sizeof(float)) + 4099 : (1L << 18) + 4099;
   const auto v = hashed_data(n);
   const auto a = make_array(extent<1>(n), v);
   const auto p = plan(reduction::sum, a);
   REQUIRE(p.kernels.size() == 1);
+  CHECK(p.kernels[0].reduce_from_memory == from_memory);
+  CHECK(tt::has(p.kernels[0].mapping, "comes from memory") == from_memory);
   CHECK(p.kernels[0].reduce_prefetch_bytes == (prefetches ? t.reduction.prefetch_bytes : 0));
   CHECK(tt::has(p.kernels[0].mapping, "prefetched") == prefetches);
   CHECK(plan(reduction::sum, a, reproducible).kernels.at(0).reduce_prefetch_bytes ==
         p.kernels[0].reduce_prefetch_bytes);
   const auto small = make_array(extent<1>(4099), hashed_data(4099));
+  CHECK_FALSE(plan(reduction::sum, small).kernels.at(0).reduce_from_memory);
   CHECK(plan(reduction::sum, small).kernels.at(0).reduce_prefetch_bytes == 0);
   CHECK(bits(sum(a, reproducible)) == bits(sum(a * 1.f, reproducible)));
+  // Doubles (compensated lanes, whose CPU folds read a block in cache one register's lanes at
+  // a time where only those fit the registers): the same bits either way.
+  std::vector<double> vd(v.begin(), v.end());
+  if (from_memory) vd.resize(t.reduction.memory_min_bytes / sizeof(double) + 4099, 0.25);
+  const auto ad = make_array(extent<1>(long(vd.size())), vd);
+  CHECK(plan(reduction::sum, ad).kernels.at(0).reduce_from_memory == from_memory);
+  CHECK(bits(sum(ad, reproducible)) == bits(sum(ad * 1.0, reproducible)));
+  const auto ads = make_array(extent<1>(4099), std::vector<double>(vd.begin(), vd.begin() + 4099));
+  CHECK(bits(sum(ads, reproducible)) == bits(sum(ads * 1.0, reproducible)));
   const reference r = exact_sum(v);
   CHECK(std::fabs(double(sum(a)) - double(r.sum)) <= sum_tolerance<float>(r));
   // Rank 2: runs row by row, each prefetching past its row's end into the next.

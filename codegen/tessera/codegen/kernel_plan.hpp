@@ -195,8 +195,11 @@ struct kernel_plan {
   /// reproducible reduction: chunk c of league_size chunks folds elements c, c + league_size,
   /// ... (in that order) instead of a contiguous run
   bool reduce_interleaved = false;
+  /// reduction on a CPU: the input is larger than the caches (it comes from memory); folds
+  /// then read each block in address order, which the hardware prefetchers follow
+  bool reduce_from_memory = false;
   /// reduction on a CPU: each cache line of the input is prefetched this many bytes ahead
-  /// into L2 (0: not; the input comes from memory when it is larger than the caches)
+  /// into L2 (0: not; only where reduce_from_memory)
   int reduce_prefetch_bytes = 0;
   bool inline_fold =
       false;  ///< reduction, scan: run on the calling thread, without a Kokkos launch

@@ -48,7 +48,7 @@ struct backend : kernels<Space> {
     // GB/s against 30.6-32.4, into L1 28-29). With 256-bit vectors (an x86-64-v3 build, same
     // core and runs) the prefetch made it slower, 0.87-0.91x the best peer against 0.99-1.00x:
     // none there.
-    t.reduction.prefetch_min_bytes = t.row_prefetch_min_bytes;
+    t.reduction.memory_min_bytes = t.row_prefetch_min_bytes;
     t.reduction.prefetch_bytes =
         t.row_prefetch_min_bytes > 0 && simd::bytes >= 64 ? reduce_prefetch_bytes : 0;
     // Scans: chunks of 2^14 elements balance one long line over the threads; adjacent lines

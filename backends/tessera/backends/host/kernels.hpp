@@ -87,18 +87,21 @@ struct kernels {
   /// with every addition on the adders, a double sum of 2^12 elements (in L1) read 0.76-0.77x
   /// Eigen's plain sum and 2^20 (in L3) 0.84-0.95x, this way 1.07-1.08x and 0.97-0.99x, on a
   /// Zen 4 core (AVX-512). A float sum's tree, widened into double lanes (block_fold), does
-  /// not gain: 2^12 floats tied Eigen either way and 2^20 read 0.84x instead of 1.00x.
+  /// not gain there: 2^12 floats tied Eigen either way and 2^20 read 0.84x instead of 1.00x;
+  /// with 256-bit registers it does (block_fold). Fence = false: no order_loads (one lane's
+  /// tree, whose loads are not in address order anyway: two_sum_regs).
   static constexpr int load_run = simd::bytes >= 64 ? 16 : 8;  ///< register loads per run
-  template <int K, int L, int W, bool OnFma = false, class T, class V, int NR>
+  template <int K, int L, int W, bool OnFma = false, bool Fence = true, class T, class V, int NR>
   TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void block_tree(const T* p, V (&out)[NR],
                                                                           const V& one = V{}) {
     if constexpr (K == 1) {
       for (int r = 0; r < NR; ++r) out[r] = simd::load<V>(p + r * W);
     } else {
       V a[NR], b[NR];
-      block_tree<K / 2, L, W, OnFma>(p, a, one);
-      if constexpr (K / 2 * L * int(sizeof(T)) >= load_run * simd::bytes) simd::order_loads();
-      block_tree<K / 2, L, W, OnFma>(p + K / 2 * L, b, one);
+      block_tree<K / 2, L, W, OnFma, Fence>(p, a, one);
+      if constexpr (Fence && K / 2 * L * int(sizeof(T)) >= load_run * simd::bytes)
+        simd::order_loads();
+      block_tree<K / 2, L, W, OnFma, Fence>(p + K / 2 * L, b, one);
       for (int r = 0; r < NR; ++r) {
         if constexpr (OnFma)
           out[r] = simd::add_on_fma(a[r], b[r], one);
@@ -106,6 +109,16 @@ struct kernels {
           out[r] = a[r] + b[r];
       }
     }
+  }
+
+  /// One register's lanes of a block: the tree of the K vectors V at p, p + L, ..., p + (K - 1)
+  /// L (block_tree's additions for those lanes, on the multiply-add units), returned by value
+  /// so that the caller's lanes stay in registers.
+  template <int K, int L, int W, class T, class V>
+  TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static V lane_tree(const T* p, const V& one) {
+    V t[1];
+    block_tree<K, L, W, true, false>(p, t, one);
+    return t[0];
   }
 
   /// Prefetches into L2 the cache lines of the Bytes bytes at p + ahead (elements).
@@ -145,11 +158,31 @@ struct kernels {
       const T* p, index_type groups, A* acc, index_type ahead, std::index_sequence<R...>) {
     using AV = simd::vec<A, W>;
     AV r[sizeof...(R)] = {simd::load<AV>(acc + R * W)...};
+    // With 256-bit registers the tree's additions run on the multiply-add units (simd::
+    // add_on_fma, the same bits), in registers of T, where its partial sums (log2 K + 1 levels
+    // of L / WT registers), the accumulators and `one` fit: a float sum of 2^16 elements (in
+    // L2) read 221-236 GB/s instead of 176-201 and 2^12 183-195 instead of 157-181 on a Zen 5
+    // core's x86-64-v3 build (standalone, three alternated runs; OpenBLAS' AVX2 sasum about
+    // 230); 2^20 tied. Not with 512-bit registers (above: a Zen 4 core lost in L3).
+    constexpr int WT = simd::lanes<T>;
+    using TV = simd::vec<T, WT>;
+    constexpr int log2_K = std::bit_width(unsigned(K)) - 1;
+    constexpr bool tree_on_fma = simd::adds_on_fma && simd::bytes < 64 && WT > 1 && L % WT == 0 &&
+                                 L / WT * (log2_K + 1) + int(sizeof...(R)) + 1 <= simd::registers;
+    const TV one = simd::opaque_one<TV>();
     for (index_type g = 0; g < groups; ++g) {
       if constexpr (Prefetch) prefetch_lines<K * L* int(sizeof(T))>(p + g * K * L, ahead);
-      simd::vec<T, L> t[1];
-      block_tree<K, L, L>(p + g * K * L, t);
-      ((r[R] += simd::widen<A>(lanes_of<R * W, W>(t[0], std::make_index_sequence<W>{}))), ...);
+      if constexpr (tree_on_fma) {
+        TV t[L / WT];
+        block_tree<K, L, WT, true>(p + g * K * L, t, one);
+        ((r[R] +=
+          simd::widen<A>(lanes_of<(R * W) % WT, W>(t[R * W / WT], std::make_index_sequence<W>{}))),
+         ...);
+      } else {
+        simd::vec<T, L> t[1];
+        block_tree<K, L, L>(p + g * K * L, t);
+        ((r[R] += simd::widen<A>(lanes_of<R * W, W>(t[0], std::make_index_sequence<W>{}))), ...);
+      }
     }
     (simd::store(acc + R * W, r[R]), ...);
   }
@@ -159,20 +192,29 @@ struct kernels {
   /// compensated_sum_rule's step on each lane, so the same bits. The lanes live in vector
   /// registers for the whole loop (the generic loop over 16 lanes compiled to scalar code: a
   /// double sum of 2^16 elements in L2 read 48 GB/s against Eigen's 117 on a Zen 4 core).
-  /// With ahead > 0 each block first prefetches its cache lines `ahead` elements on.
+  /// With ahead > 0 each block first prefetches its cache lines `ahead` elements on; with
+  /// from_memory (the input is larger than the caches: kernel_plan::reduce_from_memory) the
+  /// blocks are read in address order. The bits are the same either way.
   /// \tparam K power of two  \tparam L lanes, a multiple of the target's lanes of T
   template <int K, int L, class T>
   requires(simd::bytes > 0 && std::is_floating_point_v<T> && simd::lanes<T> > 1 &&
            L % simd::lanes<T> == 0) TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE
       static void block_fold_two_sum(const T* p, index_type groups, T* s, T* c,
-                                     index_type ahead = 0) {
+                                     index_type ahead = 0, bool from_memory = false) {
     constexpr int W = simd::lanes<T>;
     if (ahead > 0)
-      two_sum_regs<K, L, W, true>(p, groups, s, c, ahead, std::make_index_sequence<L / W>{});
+      two_sum_regs<K, L, W, true, false>(p, groups, s, c, ahead, std::make_index_sequence<L / W>{});
+    else if (from_memory)
+      two_sum_regs<K, L, W, false, false>(p, groups, s, c, 0, std::make_index_sequence<L / W>{});
     else
-      two_sum_regs<K, L, W, false>(p, groups, s, c, 0, std::make_index_sequence<L / W>{});
+      two_sum_regs<K, L, W, false, true>(p, groups, s, c, 0, std::make_index_sequence<L / W>{});
   }
-  template <int K, int L, int W, bool Prefetch, class T, std::size_t... R>
+  /// Whether two_sum_regs' registers fit the target's: a tree of TR registers per level
+  /// (log2 K + 1 levels, depth first), the NR sums and NR errors of the lanes, and `one`.
+  template <int K, int TR, int NR>
+  static constexpr bool tree_fits =
+      int(std::bit_width(unsigned(K))) * TR + 2 * NR + 1 <= simd::registers;
+  template <int K, int L, int W, bool Prefetch, bool LaneOrder, class T, std::size_t... R>
   TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void two_sum_regs(
       const T* p, index_type groups, T* s, T* c, index_type ahead, std::index_sequence<R...>) {
     using V = simd::vec<T, W>;
@@ -181,17 +223,25 @@ struct kernels {
     V rc[NR] = {simd::load<V>(c + R * W)...};
     const V one = simd::opaque_one<V>();
     using rule = tessera::backends::impl::compensated_sum_rule<T>;
-    // Registers live in the tree, depth first: a partial sum per level of NR registers. Where
-    // the target has the multiply-adds and these, the lanes and `one` fit in its registers
-    // (AVX-512: 13 of 32), the tree runs on the multiply-add units; else (AVX2: 25 of 16) the
-    // plain tree stays: with the multiply-adds the block spilled, and on a Zen 4 core gained
-    // nothing in L1 (2^12 doubles: 1.33-1.40x Eigen either way) and lost in L3 (2^20:
-    // 1.10-1.12x against 1.27-1.28x).
-    constexpr int log2_K = std::bit_width(unsigned(K)) - 1;
-    constexpr bool on_fma = simd::adds_on_fma && NR * (log2_K + 1) + 2 * NR + 1 <= simd::registers;
+    // Where the target has the multiply-adds and the block's tree, the lanes and `one` fit in
+    // its registers (AVX-512: 13 of 32), the tree runs on the multiply-add units in address
+    // order. Where only one register's tree fits (AVX2: 25 of 16 for the block, 13 for one
+    // register's lanes), an input in cache is added one register's lanes at a time (lane_tree:
+    // the same additions per lane, so the same bits, on the multiply-add units; the loads then
+    // walk the block's rows once per register): a double sum of 2^12 elements (in L1) read
+    // 149-156 GB/s instead of 109-121 and 2^16 (L2) 140-165 instead of 135-143, on a Zen 5
+    // core's x86-64-v3 build (tessera-peers, runs alternated; without order_loads in the lane
+    // trees: with it 126). An input from memory keeps the plain tree in address order: one
+    // register's lanes at a time read 2^25 doubles at 21-22 GB/s instead of 30-35 (a Zen 4
+    // core, AVX2, gained nothing from the multiply-adds with the whole block in address order:
+    // the block spilled).
+    constexpr bool on_fma = simd::adds_on_fma && tree_fits<K, NR, NR>;
+    constexpr bool lane_fma = LaneOrder && !on_fma && simd::adds_on_fma && tree_fits<K, 1, NR>;
     for (index_type g = 0; g < groups; ++g) {
       if constexpr (Prefetch) prefetch_lines<K * L* int(sizeof(T))>(p + g * K * L, ahead);
-      if constexpr (on_fma) {
+      if constexpr (lane_fma) {
+        (rule::two_sum(rs[R], rc[R], lane_tree<K, L, W>(p + g * K * L + R * W, one)), ...);
+      } else if constexpr (on_fma) {
         V t[NR];
         block_tree<K, L, W, true>(p + g * K * L, t, one);
         (rule::two_sum(rs[R], rc[R], t[R]), ...);

@@ -143,6 +143,9 @@ struct chunk_folder {
   /// Elements ahead at which contiguous runs prefetch their input into L2 (0: none; CPU block
   /// sums only: kernel_plan::reduce_prefetch_bytes).
   index_type prefetch = 0;
+  /// The input comes from memory (kernel_plan::reduce_from_memory): CPU block folds read each
+  /// block in address order.
+  bool from_memory = false;
 
   /// Element q of the row-major order (two divisions for ranks 2 and 3).
   KOKKOS_INLINE_FUNCTION value_type at_linear(index_type q) const {
@@ -321,7 +324,7 @@ struct chunk_folder {
         // The same TwoSum steps in the same order, with the lanes held in registers; then the
         // run's remaining whole rows of L lanes, one element per lane.
         backend<Space>::template block_fold_two_sum<K, L>(get.data() + j0, cnt / G, lanes.s,
-                                                          lanes.c, prefetch);
+                                                          lanes.c, prefetch, from_memory);
         q = cnt / G * G;
         if constexpr (has_block_fold_two_sum<Space, value_type, 1, L>) {
           backend<Space>::template block_fold_two_sum<1, L>(get.data() + j0 + q, (cnt - q) / L,

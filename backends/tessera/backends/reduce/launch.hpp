@@ -203,7 +203,8 @@ typename Rule::acc_type fold_all_direct(const Space& exec, const codegen::kernel
                                            typename Space::memory_space>::accessible) {
     if (k.inline_fold) {
       exec.fence();  // earlier kernels on exec may still write the operand
-      const auto a = folder{e, rule, x, prefetch_elements<folder>(k)}.fold(0, n);
+      const auto a =
+          folder{e, rule, x, prefetch_elements<folder>(k), k.reduce_from_memory}.fold(0, n);
       Kokkos::Profiling::popRegion();
       return a;
     }
@@ -212,7 +213,7 @@ typename Rule::acc_type fold_all_direct(const Space& exec, const codegen::kernel
   Kokkos::parallel_reduce(
       k.label, Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, k.league_size),
       fold_chunks<folder, (chunk < 2 * Rule::lanes ? chunk : 0)>{
-          folder{e, rule, x, prefetch_elements<folder>(k)}, n, chunk},
+          folder{e, rule, x, prefetch_elements<folder>(k), k.reduce_from_memory}, n, chunk},
       fold_reducer<Rule>(rule, result));
   exec.fence();
   Kokkos::Profiling::popRegion();
@@ -235,10 +236,11 @@ typename Rule::acc_type fold_all_direct(const Space& exec, reproducible_t,
   Kokkos::Profiling::pushRegion(k.label);
   using view = Kokkos::View<acc*, typename Space::memory_space>;
   view partials(Kokkos::view_alloc(Kokkos::WithoutInitializing, k.label + " partials"), chunks);
-  Kokkos::parallel_for(
-      k.label, Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, chunks),
-      fold_chunks_to<folder, view>{folder{e, rule, x, prefetch_elements<folder>(k)}, partials, n,
-                                   chunk, k.reduce_interleaved ? chunks : 0});
+  Kokkos::parallel_for(k.label,
+                       Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, chunks),
+                       fold_chunks_to<folder, view>{
+                           folder{e, rule, x, prefetch_elements<folder>(k), k.reduce_from_memory},
+                           partials, n, chunk, k.reduce_interleaved ? chunks : 0});
   exec.fence();
   auto p = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), partials);
   Kokkos::Profiling::popRegion();

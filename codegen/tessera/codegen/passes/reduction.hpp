@@ -62,13 +62,18 @@ TESSERA_PLANNER_LINKAGE kernel_plan plan_reduction(const reduction_desc& d, cons
                 : "one iteration per chunk of " + std::to_string(k.reduce_chunk) +
                       " consecutive elements (row-major), folded into " + std::to_string(d.lanes) +
                       " lanes";
-  // Inputs larger than the caches: each line prefetched ahead into L2, beyond what the
-  // hardware prefetchers keep in flight for one core (the additions are the same).
-  if (t.reduction.prefetch_bytes > 0 && t.reduction.prefetch_min_bytes > 0 && d.elem_bytes > 0 &&
-      std::uint64_t(d.elements) * std::uint64_t(d.elem_bytes) >= t.reduction.prefetch_min_bytes) {
-    k.reduce_prefetch_bytes = t.reduction.prefetch_bytes;
-    k.mapping += "; each input line prefetched " + std::to_string(k.reduce_prefetch_bytes) +
-                 " B ahead into L2 (the input comes from memory)";
+  // Inputs larger than the caches come from memory: blocks read in address order, and where
+  // the target says so each line prefetched ahead into L2, beyond what the hardware
+  // prefetchers keep in flight for one core (the additions are the same).
+  if (t.reduction.memory_min_bytes > 0 && d.elem_bytes > 0 &&
+      std::uint64_t(d.elements) * std::uint64_t(d.elem_bytes) >= t.reduction.memory_min_bytes) {
+    k.reduce_from_memory = true;
+    k.mapping += "; the input comes from memory: blocks read in address order";
+    if (t.reduction.prefetch_bytes > 0) {
+      k.reduce_prefetch_bytes = t.reduction.prefetch_bytes;
+      k.mapping +=
+          ", each line prefetched " + std::to_string(k.reduce_prefetch_bytes) + " B ahead into L2";
+    }
   }
   k.buffers.push_back({"in", d.dtype, memory_space_kind::global, 0, 0, "input"});
   if (d.reproducible)
