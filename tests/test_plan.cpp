@@ -218,6 +218,54 @@ TEST_CASE(
   CHECK(out_tile(k) == nullptr);
 }
 
+TEST_CASE(
+    "CPU staged transpose kept in cache: tiles of cached_tile_rows rows of cached_row_bytes") {
+  codegen::target t;  // a CPU target: outputs from 4 KiB streamed, smaller ones stay in cache
+  t.thread_per_logical = false;
+  t.transpose.block = 16;
+  t.transpose.pad = 0;
+  t.transpose.tile[0] = 128;
+  t.transpose.tile[1] = 32;
+  t.transpose.stream_run_bytes = 256;
+  t.transpose.cached_tile_rows = 64;
+  t.transpose.cached_row_bytes = 1024;
+  t.l2_bytes = 1 << 20;
+  t.streaming_store_min_bytes = 1 << 20;
+  t.concurrency = 2;
+  // Floats: 1 KiB rows of 256 elements; doubles (a fused expression storing double): 128.
+  array<float, 2> A(300, 200);
+  auto k = codegen::lower(codegen::build_graph(transpose(A)), t).plan.kernels.at(0);
+  CHECK_FALSE(k.streaming_stores);
+  CHECK(k.tile == std::vector<std::int64_t>{64, 256});
+  CHECK(k.tiles == std::vector<std::int64_t>{4, 2});
+  array<double, 2> D(300, 200), E(200, 300);
+  k = codegen::lower(codegen::build_graph(transpose(D) + E), t).plan.kernels.at(0);
+  CHECK(k.tile == std::vector<std::int64_t>{64, 128});
+  // Rows rounded up to whole blocks, at least one block each way.
+  t.transpose.cached_row_bytes = 1000;
+  t.transpose.cached_tile_rows = 8;
+  k = codegen::lower(codegen::build_graph(transpose(A)), t).plan.kernels.at(0);
+  CHECK(k.tile == std::vector<std::int64_t>{16, 256});
+  t.transpose.cached_row_bytes = 1024;
+  t.transpose.cached_tile_rows = 64;
+  // A schedule's tile is kept; a streamed output keeps the target's tile.
+  k = codegen::lower(codegen::build_graph(transpose(A).tile<32, 48>()), t).plan.kernels.at(0);
+  CHECK(k.tile == std::vector<std::int64_t>{32, 48});
+  array<float, 2> L(1000, 1000);
+  k = codegen::lower(codegen::build_graph(transpose(L)), t).plan.kernels.at(0);
+  CHECK(k.streaming_stores);
+  CHECK(k.tile == std::vector<std::int64_t>{128, 32});
+  // The GPU mapping (one thread per logical thread) and targets without the setting: `tile`.
+  t.transpose.cached_row_bytes = 0;
+  k = codegen::lower(codegen::build_graph(transpose(A)), t).plan.kernels.at(0);
+  CHECK(k.tile == std::vector<std::int64_t>{128, 32});
+  t.transpose.cached_row_bytes = 1024;
+  t.thread_per_logical = true;
+  t.transpose.tile[0] = t.transpose.tile[1] = 32;
+  k = codegen::lower(codegen::build_graph(transpose(A)), t).plan.kernels.at(0);
+  CHECK(k.tile == std::vector<std::int64_t>{32, 32});
+}
+
 TEST_CASE("CPU targets take their memory-size thresholds from this machine's last-level cache") {
   const auto t = backends::backend<execution_space>::make_target();
   if (t.thread_per_logical) {

@@ -45,6 +45,11 @@ struct transpose_options {
   int stream_run_bytes = 0;
   /// CPUs: where streamed outputs are assembled in scratch (tessera::set_transpose_staging).
   tile_staging staging = tile_staging::rows_exceed_l2;
+  /// CPUs: outputs that stay in cache (not streamed) default to tiles of cached_tile_rows rows
+  /// of cached_row_bytes bytes each, whole blocks (0: `tile`): long runs of each output row
+  /// written in one pass.
+  int cached_tile_rows = 0;
+  int cached_row_bytes = 0;
 };
 
 /// Matrix multiplies (kernel_family::matmul).

@@ -625,6 +625,15 @@ struct kernels {
                                   stream_blocks);
                   continue;
                 }
+                if (plain != nullptr && rows >= B && cols >= B) {
+                  // An edge block: the full block ending at the output's last row and column
+                  // is read (reads only, of the operand) and only this block's elements are
+                  // written, through vector registers as full blocks are.
+                  const index_type si = c.oi + bi - B, sj = c.oj + bj - B;
+                  transpose_block_part(plain + sj * plain_ld + si, plain_ld, dst(si, sj), ldd,
+                                       int(B - bi), int(B - bj));
+                  continue;
+                }
                 ev.visit_staged([&](const auto& t) { stage_block(t, c); });
                 if (bj == B) {
                   for (index_type ii = 0; ii < bi; ++ii) {

@@ -99,7 +99,8 @@ inline bool stages_output_tiles(const expr_graph& g, const kernel_spec& k, const
 /// (target.transpose.stream_run_bytes) that the target stages (stages_output_tiles: by default
 /// where the default tile's operand rows exceed L2) default to tiles whose rows are one such run
 /// (whole blocks), as many rows as fit a quarter of L2 (128 KiB where L2 is unknown): each tile is
-/// assembled in scratch and written row by row (staged_output_tile).
+/// assembled in scratch and written row by row (staged_output_tile). Outputs that stay in cache
+/// default on CPUs to target.transpose.cached_tile_rows rows of cached_row_bytes (whole blocks).
 inline tile2 staged_tile(const expr_graph& g, const kernel_spec& k, const target& t) {
   auto from = [](const graph_node& n) {
     return tile2{n.tile[0], n.tile[1] > 0 ? n.tile[1] : n.tile[0]};
@@ -115,6 +116,14 @@ inline tile2 staged_tile(const expr_graph& g, const kernel_spec& k, const target
     const int cols = int(std::max<std::int64_t>(b, (run + b - 1) / b * b));
     const std::int64_t bytes = t.l2_bytes > 0 ? std::int64_t(t.l2_bytes / 4) : 128 << 10;
     const int rows = int(std::max<std::int64_t>(b, bytes / (cols * e) / b * b));
+    return {rows, cols};
+  }
+  if (b > 0 && t.transpose.cached_tile_rows > 0 && t.transpose.cached_row_bytes > 0 &&
+      !t.thread_per_logical && !staged_output_streams(g, k, t)) {
+    const std::int64_t e = std::int64_t(stored_elem_bytes(g, k));
+    const std::int64_t run = (t.transpose.cached_row_bytes + e - 1) / e;
+    const int cols = int(std::max<std::int64_t>(b, (run + b - 1) / b * b));
+    const int rows = std::max(b, t.transpose.cached_tile_rows / b * b);
     return {rows, cols};
   }
   return {t.transpose.tile[0], t.transpose.tile[1]};
