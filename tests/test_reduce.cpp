@@ -371,9 +371,11 @@ void check_block_fold_two_sum() {
           rule::two_sum(want_s[l], want_c[l], tree(tree, x.data() + g * K * L, l, 0, K));
       // Each order of reading the block: an input in cache (one register's lanes at a time
       // where only those fit the registers), from memory (address order), prefetching ahead.
-      for (const auto& [ahead, from_memory] :
+      for (const auto& mode :
            {std::pair<index_type, bool>{0, false}, std::pair<index_type, bool>{0, true},
             std::pair<index_type, bool>{64, true}}) {
+        const index_type ahead = mode.first;
+        const bool from_memory = mode.second;
         CAPTURE(ahead);
         CAPTURE(from_memory);
         std::array<T, L> fs = s, fc = c;

@@ -243,7 +243,10 @@ TESSERA_HOST_FORCEINLINE void transpose_block_part_rows(const T* in, std::ptrdif
             if (bi >= j0) {
               simd::store(o + k * ldo, v);
             } else {
-              for (int q = j0 - bi; q < N; ++q) std::memcpy(o + k * ldo + q, &v[q], sizeof(T));
+              for (int q = j0 - bi; q < N; ++q) {
+                const E lane = v[q];  // (Clang takes no address of a vector element)
+                std::memcpy(o + k * ldo + q, &lane, sizeof(T));
+              }
             }
           },
           rows);
