@@ -169,13 +169,12 @@ TESSERA_HOST_FORCEINLINE void transpose_block_rows(const T* in, std::ptrdiff_t l
 }  // namespace impl
 #endif
 
-/// True when every row of both sides of a block starts on a 64-byte line: `in` and `out`
-/// 64-byte aligned and both row strides (elements of T) whole lines.
+/// True when every row of a block's output starts on a 64-byte line: `out` 64-byte aligned and
+/// its row stride (elements of T) whole lines.
 template <class T>
-inline bool block_rows_line_aligned(const T* in, std::ptrdiff_t ld, const T* out,
-                                    std::ptrdiff_t ldo) {
-  return (reinterpret_cast<std::uintptr_t>(in) | reinterpret_cast<std::uintptr_t>(out)) % 64 == 0 &&
-         (ld * std::ptrdiff_t(sizeof(T))) % 64 == 0 && (ldo * std::ptrdiff_t(sizeof(T))) % 64 == 0;
+inline bool block_rows_line_aligned(const T* out, std::ptrdiff_t ldo) {
+  return reinterpret_cast<std::uintptr_t>(out) % 64 == 0 &&
+         (ldo * std::ptrdiff_t(sizeof(T))) % 64 == 0;
 }
 
 /// out[ii * ldo + r] = in[r * ld + ii] for r, ii in [0, B), B = transpose_block_size: the B x B
@@ -194,12 +193,15 @@ inline void transpose_block(const T* in, std::ptrdiff_t ld, T* out, std::ptrdiff
   // 12.8 GB/s with 8 x 8 sub-blocks, on a Zen 4 core).
   constexpr int VB = simd::bytes < 64 ? simd::bytes : 64;
   if constexpr ((sizeof(T) == 4 || sizeof(T) == 8) && std::is_trivially_copyable_v<T> && VB >= 16) {
-    // 64-byte rows that do not start on a line (a row stride that is not whole lines) each
-    // touch two lines: 32-byte rows then cross half as often. Measured on a Zen 5 core
-    // (AVX-512, floats, one call, best of 200): 100 x 96 (output rows 400 bytes apart)
-    // 1271 ns with 64-byte rows, 981 ns with 32-byte ones (96 x 96: 650-661 ns).
+    // 64-byte output rows that do not start on a line (a row stride that is not whole lines)
+    // each store into two lines: 32-byte rows then cross half as often. Misaligned loads cost
+    // less than the extra shuffles of 32-byte rows, so only the output side decides. Measured
+    // on a Zen 5 core (AVX-512, floats, one call, best of 200): 100 x 96 (output rows 400 bytes
+    // apart) 1271 ns with 64-byte rows, 961-981 ns with 32-byte ones; 96 x 100 (input rows 400
+    // bytes apart, output rows whole lines) 761-801 ns with 64-byte rows, 841-851 with 32-byte
+    // ones; 96 x 96 531-661 ns.
     if constexpr (VB == 64) {
-      if (!stream && !block_rows_line_aligned(in, ld, out, ldo)) {
+      if (!stream && !block_rows_line_aligned(out, ldo)) {
         impl::transpose_block_rows<32>(in, ld, out, ldo, false);
         return;
       }
@@ -270,7 +272,7 @@ inline void transpose_block_part(const T* in, std::ptrdiff_t ld, T* out, std::pt
   constexpr int VB = simd::bytes < 64 ? simd::bytes : 64;
   if constexpr ((sizeof(T) == 4 || sizeof(T) == 8) && std::is_trivially_copyable_v<T> && VB >= 16) {
     if constexpr (VB == 64) {
-      if (!block_rows_line_aligned(in, ld, out, ldo)) {
+      if (!block_rows_line_aligned(out, ldo)) {
         impl::transpose_block_part_rows<32>(in, ld, out, ldo, k0, j0);
         return;
       }
