@@ -214,6 +214,7 @@ struct chunk_folder {
   KOKKOS_FORCEINLINE_FUNCTION acc_type fold_few(const G& get, index_type n) const {
     if (n >= L) {
       lane_block<Rule, L> lanes;
+      TESSERA_REDUCE_UNROLL
       for (int l = 0; l < L; ++l) lanes.init(rule, l, get(l));
       for (index_type q = L; q < n; ++q) lanes.step(rule, int(q - L), get(q));
       return lanes.combine(rule);
@@ -266,6 +267,11 @@ struct chunk_folder {
     lane_block<Rule, L> lanes;
     index_type start = lo;
     if constexpr (requires { rule.identity(); }) {
+      // Unrolled: as a loop GCC turns the clearing into a memset, which x86-64-v3's generic
+      // tuning expands to `rep stos` (about 30 cycles to start, and the vector loads of the
+      // lanes right after cannot forward from it): a double sum of 16 elements took 23 ns per
+      // call on a Zen 5 core, 12 unrolled; 2^12 doubles 172 -> 164 ns.
+      TESSERA_REDUCE_UNROLL
       for (int l = 0; l < L; ++l) lanes.clear(rule, l);
     } else {  // no identity: the lanes start from the chunk's first L elements
       for (int l = 0; l < L; ++l) lanes.init(rule, l, at_linear(lo + l));
