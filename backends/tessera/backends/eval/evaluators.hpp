@@ -248,10 +248,12 @@ struct eval<scalar_node<T>> {
 };
 
 /// A copy of functor F that is default constructible and assignable, as evaluators must be
-/// (closure types are neither): the functor lives in aligned bytes, constructed by copy.
+/// (closure types are neither): the functor lives in aligned bytes, constructed by copy. The
+/// bytes start zeroed: GCC 12 at -march=x86-64-v3 could not prove that a copy reads them only
+/// once a functor is in them (-Wmaybe-uninitialized on a constant generator in a kernel).
 template <class F>
 struct functor_box {
-  alignas(F) unsigned char bytes[sizeof(F)];
+  alignas(F) unsigned char bytes[sizeof(F)] = {};
   bool has = false;
   functor_box() = default;
   TESSERA_INLINE explicit functor_box(const F& f) : has(true) { new (bytes) F(f); }
