@@ -138,15 +138,23 @@ TEST_CASE("CPU staged transpose streaming its output: a team walks a column of t
   CHECK(k.league_size == 63 * 3);
 }
 
-TEST_CASE(
-    "CPU staged transpose streaming its output: tiles of whole write runs, assembled in scratch") {
-  codegen::target t;  // a CPU target: 256-byte write runs, 512 KiB of L2, streams from 4 KiB
+// A CPU target's staged-transpose options as the host backends set them: 16 x 16 register
+// blocks, unpadded, 128 x 32 tiles, 256-byte write runs for streamed outputs.
+codegen::target cpu_transpose_target() {
+  codegen::target t;
   t.thread_per_logical = false;
   t.transpose.block = 16;
   t.transpose.pad = 0;
   t.transpose.tile[0] = 128;
   t.transpose.tile[1] = 32;
   t.transpose.stream_run_bytes = 256;
+  return t;
+}
+
+TEST_CASE(
+    "CPU staged transpose streaming its output: tiles of whole write runs, assembled in scratch") {
+  // a CPU target: 256-byte write runs, 512 KiB of L2, streams from 4 KiB
+  codegen::target t = cpu_transpose_target();
   t.l2_bytes = 512 << 10;
   t.streaming_store_min_bytes = 4096;
   t.concurrency = 2;
@@ -220,13 +228,8 @@ TEST_CASE(
 
 TEST_CASE(
     "CPU staged transpose kept in cache: tiles of cached_tile_rows rows of cached_row_bytes") {
-  codegen::target t;  // a CPU target: outputs from 4 KiB streamed, smaller ones stay in cache
-  t.thread_per_logical = false;
-  t.transpose.block = 16;
-  t.transpose.pad = 0;
-  t.transpose.tile[0] = 128;
-  t.transpose.tile[1] = 32;
-  t.transpose.stream_run_bytes = 256;
+  // a CPU target: outputs from 1 MiB streamed, smaller ones stay in cache
+  codegen::target t = cpu_transpose_target();
   t.transpose.cached_tile_rows = 64;
   t.transpose.cached_row_bytes = 1024;
   t.l2_bytes = 1 << 20;

@@ -340,6 +340,15 @@ TEST_CASE("32-bit integer sums at the extremes, in cache and from memory, exact 
   }
 }
 
+// Lane l of a block at q: its elements k0..k1-1 (stride L) added as block_sums' pairwise tree,
+// in the element type.
+template <int L, class T>
+T lane_tree(const T* q, int l, int k0, int k1) {
+  if (k1 - k0 == 1) return q[k0 * L + l];
+  const int mid = (k0 + k1) / 2;
+  return lane_tree<L>(q, l, k0, mid) + lane_tree<L>(q, l, mid, k1);
+}
+
 // CPU backends fold runs of whole blocks into compensated lanes in vector registers (each
 // block's tree of additions on the multiply-add units where the target has them and they fit):
 // the bits of compensated_sum_rule's steps, lane by lane and block after block, the order every
@@ -360,15 +369,9 @@ void check_block_fold_two_sum() {
         c[l] = std::ldexp(u(tt::rng()), -44);
       }
       std::array<T, L> want_s = s, want_c = c;
-      // Lane l of block g: its K elements (stride L) added as block_sums' pairwise tree.
-      auto tree = [&](auto& self, const T* q, int l, int k0, int k1) -> T {
-        if (k1 - k0 == 1) return q[k0 * L + l];
-        const int mid = (k0 + k1) / 2;
-        return self(self, q, l, k0, mid) + self(self, q, l, mid, k1);
-      };
       for (long g = 0; g < groups; ++g)
         for (int l = 0; l < L; ++l)
-          rule::two_sum(want_s[l], want_c[l], tree(tree, x.data() + g * K * L, l, 0, K));
+          rule::two_sum(want_s[l], want_c[l], lane_tree<L>(x.data() + g * K * L, l, 0, K));
       // Each order of reading the block: an input in cache (one register's lanes at a time
       // where only those fit the registers), from memory (address order), prefetching ahead.
       for (const auto& mode :
@@ -419,13 +422,8 @@ void check_block_fold_widening() {
       std::array<double, L> acc{};
       for (auto& a : acc) a = std::ldexp(double(u(tt::rng())), 10);
       std::array<double, L> want = acc;
-      auto tree = [&](auto& self, const float* q, int l, int k0, int k1) -> float {
-        if (k1 - k0 == 1) return q[k0 * L + l];
-        const int mid = (k0 + k1) / 2;
-        return self(self, q, l, k0, mid) + self(self, q, l, mid, k1);
-      };
       for (long g = 0; g < groups; ++g)
-        for (int l = 0; l < L; ++l) want[l] += double(tree(tree, x.data() + g * K * L, l, 0, K));
+        for (int l = 0; l < L; ++l) want[l] += double(lane_tree<L>(x.data() + g * K * L, l, 0, K));
       for (index_type ahead : {index_type(0), index_type(64)}) {
         CAPTURE(ahead);
         std::array<double, L> got = acc;

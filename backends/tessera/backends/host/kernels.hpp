@@ -91,6 +91,11 @@ struct kernels {
   /// with 256-bit registers it does (block_fold). Fence = false: no order_loads (one lane's
   /// tree, whose loads are not in address order anyway: two_sum_regs).
   static constexpr int load_run = simd::bytes >= 64 ? 16 : 8;  ///< register loads per run
+  /// Whether a block fold's registers fit the target's: a tree of TR registers per level (log2
+  /// K + 1 levels, depth first), Acc accumulator registers, and `one`.
+  template <int K, int TR, int Acc>
+  static constexpr bool tree_fits =
+      int(std::bit_width(unsigned(K))) * TR + Acc + 1 <= simd::registers;
   template <int K, int L, int W, bool OnFma = false, bool Fence = true, class T, class V, int NR>
   TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void block_tree(const T* p, V (&out)[NR],
                                                                           const V& one = V{}) {
@@ -166,9 +171,8 @@ struct kernels {
     // 230); 2^20 tied. Not with 512-bit registers (above: a Zen 4 core lost in L3).
     constexpr int WT = simd::lanes<T>;
     using TV = simd::vec<T, WT>;
-    constexpr int log2_K = std::bit_width(unsigned(K)) - 1;
     constexpr bool tree_on_fma = simd::adds_on_fma && simd::bytes < 64 && WT > 1 && L % WT == 0 &&
-                                 L / WT * (log2_K + 1) + int(sizeof...(R)) + 1 <= simd::registers;
+                                 tree_fits<K, (WT > 1 ? L / WT : 1), int(sizeof...(R))>;
     const TV one = simd::opaque_one<TV>();
     for (index_type g = 0; g < groups; ++g) {
       if constexpr (Prefetch) prefetch_lines<K * L* int(sizeof(T))>(p + g * K * L, ahead);
@@ -209,11 +213,6 @@ struct kernels {
     else
       two_sum_regs<K, L, W, false, true>(p, groups, s, c, 0, std::make_index_sequence<L / W>{});
   }
-  /// Whether two_sum_regs' registers fit the target's: a tree of TR registers per level
-  /// (log2 K + 1 levels, depth first), the NR sums and NR errors of the lanes, and `one`.
-  template <int K, int TR, int NR>
-  static constexpr bool tree_fits =
-      int(std::bit_width(unsigned(K))) * TR + 2 * NR + 1 <= simd::registers;
   template <int K, int L, int W, bool Prefetch, bool LaneOrder, class T, std::size_t... R>
   TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void two_sum_regs(
       const T* p, index_type groups, T* s, T* c, index_type ahead, std::index_sequence<R...>) {
@@ -235,8 +234,8 @@ struct kernels {
     // register's lanes at a time read 2^25 doubles at 21-22 GB/s instead of 30-35 (a Zen 4
     // core, AVX2, gained nothing from the multiply-adds with the whole block in address order:
     // the block spilled).
-    constexpr bool on_fma = simd::adds_on_fma && tree_fits<K, NR, NR>;
-    constexpr bool lane_fma = LaneOrder && !on_fma && simd::adds_on_fma && tree_fits<K, 1, NR>;
+    constexpr bool on_fma = simd::adds_on_fma && tree_fits<K, NR, 2 * NR>;
+    constexpr bool lane_fma = LaneOrder && !on_fma && simd::adds_on_fma && tree_fits<K, 1, 2 * NR>;
     for (index_type g = 0; g < groups; ++g) {
       if constexpr (Prefetch) prefetch_lines<K * L* int(sizeof(T))>(p + g * K * L, ahead);
       if constexpr (lane_fma) {
