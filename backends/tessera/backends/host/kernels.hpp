@@ -230,15 +230,28 @@ struct kernels {
     // walk the block's rows once per register): a double sum of 2^12 elements (in L1) read
     // 149-156 GB/s instead of 109-121 and 2^16 (L2) 140-165 instead of 135-143, on a Zen 5
     // core's x86-64-v3 build (tessera-peers, runs alternated; without order_loads in the lane
-    // trees: with it 126). An input from memory keeps the plain tree in address order: one
-    // register's lanes at a time read 2^25 doubles at 21-22 GB/s instead of 30-35 (a Zen 4
-    // core, AVX2, gained nothing from the multiply-adds with the whole block in address order:
-    // the block spilled).
+    // trees: with it 126). The first half of each block (K / 2 rows) is added for every
+    // register at once, in address order (their partial sums fit the registers), and only the
+    // second half one register's lanes at a time: reading all of a block one register's lanes
+    // at a time, each pass touching every other cache line of the block, read 2^16 doubles
+    // (L2) at 145-191 GB/s where this reads 212-219 (2^12, L1: 217-222 -> 216-217; 2^18-2^20,
+    // L3: within 3 %), the same core and build, standalone, alternated. An input from memory keeps
+    // the plain tree in address order: one register's lanes at a time read 2^25 doubles at 21-22
+    // GB/s instead of 30-35 (a Zen 4 core, AVX2, gained nothing from the multiply-adds with the
+    // whole block in address order: the block spilled).
     constexpr bool on_fma = simd::adds_on_fma && tree_fits<K, NR, 2 * NR>;
     constexpr bool lane_fma = LaneOrder && !on_fma && simd::adds_on_fma && tree_fits<K, 1, 2 * NR>;
     for (index_type g = 0; g < groups; ++g) {
       if constexpr (Prefetch) prefetch_lines<K * L* int(sizeof(T))>(p + g * K * L, ahead);
-      if constexpr (lane_fma) {
+      if constexpr (lane_fma && K >= 2) {
+        V h[NR];
+        block_tree<K / 2, L, W, true, false>(p + g * K * L, h, one);
+        (rule::two_sum(
+             rs[R], rc[R],
+             simd::add_on_fma(h[R], lane_tree<K / 2, L, W>(p + g * K * L + K / 2 * L + R * W, one),
+                              one)),
+         ...);
+      } else if constexpr (lane_fma) {
         (rule::two_sum(rs[R], rc[R], lane_tree<K, L, W>(p + g * K * L + R * W, one)), ...);
       } else if constexpr (on_fma) {
         V t[NR];
