@@ -143,6 +143,81 @@ TESSERA_HOST_FORCEINLINE void store(T* p, const V& v) {
   std::memcpy(p, &v, sizeof(V));
 }
 
+/// The vector V whose first n lanes (0 <= n <= W, W the lanes of V) are p[0..n) and whose
+/// others are `fill`; no element at or beyond p + n is read (p is not touched for n = 0).
+/// Remainders of rows shorter than a vector: x86 AVX2 and AVX-512 builds load with a lane mask
+/// (the masked lanes are not read, so cannot fault), elsewhere the n elements are copied.
+template <class V, class T>
+TESSERA_HOST_FORCEINLINE V load_first(const T* p, int n, T fill) {
+  constexpr int W = int(sizeof(V) / sizeof(T));
+  if (n >= W) return load<V>(p);
+#if defined(TESSERA_HOST_X86_SIMD) && defined(__AVX512F__) && defined(__AVX512VL__)
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    const auto m = static_cast<__mmask16>((1u << (n > 0 ? n : 0)) - 1u);
+    if constexpr (std::is_same_v<T, float> && W == 16)
+      return reinterpret_cast<V>(_mm512_mask_loadu_ps(_mm512_set1_ps(fill), m, p));
+    else if constexpr (std::is_same_v<T, float> && W == 8)
+      return reinterpret_cast<V>(_mm256_mask_loadu_ps(_mm256_set1_ps(fill), __mmask8(m), p));
+    else if constexpr (std::is_same_v<T, float> && W == 4)
+      return reinterpret_cast<V>(_mm_mask_loadu_ps(_mm_set1_ps(fill), __mmask8(m), p));
+    else if constexpr (std::is_same_v<T, double> && W == 8)
+      return reinterpret_cast<V>(_mm512_mask_loadu_pd(_mm512_set1_pd(fill), __mmask8(m), p));
+    else if constexpr (std::is_same_v<T, double> && W == 4)
+      return reinterpret_cast<V>(_mm256_mask_loadu_pd(_mm256_set1_pd(fill), __mmask8(m), p));
+    else if constexpr (std::is_same_v<T, double> && W == 2)
+      return reinterpret_cast<V>(_mm_mask_loadu_pd(_mm_set1_pd(fill), __mmask8(m), p));
+  }
+#elif defined(TESSERA_HOST_X86_SIMD) && defined(__AVX2__)
+  if constexpr ((std::is_same_v<T, float> && (W == 8 || W == 4)) ||
+                (std::is_same_v<T, double> && (W == 4 || W == 2))) {
+    using I = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
+    using IV = typename vec_type<I, W>::type;
+    IV iota{};
+    for (int l = 0; l < W; ++l) iota[l] = I(l);
+    const IV m = iota < (IV{} + I(n));  // all ones in the lanes to load
+    if constexpr (std::is_same_v<T, float> && W == 8)
+      return reinterpret_cast<V>(_mm256_blendv_ps(
+          _mm256_set1_ps(fill), _mm256_maskload_ps(p, reinterpret_cast<__m256i>(m)),
+          reinterpret_cast<__m256>(m)));
+    else if constexpr (std::is_same_v<T, float> && W == 4)
+      return reinterpret_cast<V>(_mm_blendv_ps(_mm_set1_ps(fill),
+                                               _mm_maskload_ps(p, reinterpret_cast<__m128i>(m)),
+                                               reinterpret_cast<__m128>(m)));
+    else if constexpr (std::is_same_v<T, double> && W == 4)
+      return reinterpret_cast<V>(_mm256_blendv_pd(
+          _mm256_set1_pd(fill), _mm256_maskload_pd(p, reinterpret_cast<__m256i>(m)),
+          reinterpret_cast<__m256d>(m)));
+    else
+      return reinterpret_cast<V>(_mm_blendv_pd(_mm_set1_pd(fill),
+                                               _mm_maskload_pd(p, reinterpret_cast<__m128i>(m)),
+                                               reinterpret_cast<__m128d>(m)));
+  }
+#endif
+  alignas(sizeof(V)) T b[W];
+  for (int l = 0; l < W; ++l) b[l] = l < n ? p[l] : fill;
+  return load<V>(b);
+}
+
+/// Lane by lane, a where the lane's index is below n, else b (vectors of 4- or 8-byte lanes).
+template <class V>
+TESSERA_HOST_FORCEINLINE V select_first(int n, const V& a, const V& b) {
+  using T = std::remove_cvref_t<decltype(a[0])>;
+  constexpr int W = int(sizeof(V) / sizeof(T));
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "select_first: lanes of 4 or 8 bytes");
+  using I = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
+  using IV = typename vec_type<I, W>::type;
+  IV iota{};
+  for (int l = 0; l < W; ++l) iota[l] = I(l);
+  const IV m = iota < (IV{} + I(n));
+  IV ai, bi;
+  std::memcpy(&ai, &a, sizeof(V));
+  std::memcpy(&bi, &b, sizeof(V));
+  const IV r = (ai & m) | (bi & ~m);
+  V out;
+  std::memcpy(&out, &r, sizeof(V));
+  return out;
+}
+
 /// The W lanes of v (W elements of T) converted to A, lane by lane. GCC 12 splits a widening
 /// `__builtin_convertvector` from float to double into halves, converted one by one and joined
 /// again (four operations instead of one, on the busiest FP ports of a scan or a sum); where the
