@@ -328,6 +328,55 @@ struct kernels {
     (simd::store(s + R * W, rs[R]), ...);
     (simd::store(c + R * W, rc[R]), ...);
   }
+  /// Folds `rows` rows of `cols` elements (row i at p + i ld) into the L lanes acc[0..L) with
+  /// one of Tessera's lane-wise operations (op_rule: acc[l] = op(acc[l], x)), each row as the
+  /// chunk fold reads a run (reduce/fold.hpp): its runs of L elements, one per lane, in four
+  /// interleaved streams (a quarter of the runs each, one run from each in turn), the runs
+  /// left over, then its last cols mod L elements into lanes 0, 1, ...; the lanes in
+  /// registers throughout. The same operations in the same order per lane, so the same bits
+  /// (NaNs and signed zeros included). Row by row through memory, a max of a 100 x 100 float
+  /// array took 0.96 us against 0.09 for the same elements in one run (Zen 5, native).
+  /// \tparam L lanes, a multiple of the target's lanes of T
+  template <int L, class T, class Op>
+  requires(simd::bytes > 0 && std::is_arithmetic_v<T> && simd::lanes<T> > 1 &&
+           L % simd::lanes<T> == 0 && lane_wise_op<Op>) TESSERA_SIMD_FULL_WIDTH
+      TESSERA_HOST_FORCEINLINE static void op_fold_rows(const T* p, index_type ld,
+                                                        index_type rows, index_type cols, T* acc,
+                                                        const Op&) {
+    op_fold_regs<L, simd::lanes<T>>(p, ld, rows, cols, acc, ops::canonical_reduction<Op>{},
+                                    std::make_index_sequence<L / simd::lanes<T>>{});
+  }
+  template <int L, int W, class T, class VOp, std::size_t... R>
+  TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void op_fold_regs(
+      const T* p, index_type ld, index_type rows, index_type cols, T* acc, const VOp& op,
+      std::index_sequence<R...>) {
+    using V = simd::vec<T, W>;
+    V r[sizeof...(R)] = {simd::load<V>(acc + R * W)...};
+    constexpr index_type S = 4;  // the chunk fold's streams
+    const index_type runs = cols / L, per = runs / S;
+    const int rest = int(cols % L);
+    for (index_type i = 0; i < rows; ++i) {
+      const T* const q = p + i * ld;
+      for (index_type b = 0; b < per; ++b)
+        for (index_type u = 0; u < S; ++u) {
+          const T* const x = q + (u * per + b) * L;
+          ((r[R] = op(r[R], simd::load<V>(x + R * W))), ...);
+        }
+      for (index_type g = S * per; g < runs; ++g)
+        ((r[R] = op(r[R], simd::load<V>(q + g * L + R * W))), ...);
+      if (rest > 0) {
+        const T* const x = q + runs * L;
+        ((r[R] = int(R) * W < rest
+                     ? simd::select_first(
+                           rest - int(R) * W,
+                           V(op(r[R], simd::load_first<V>(x + R * W, rest - int(R) * W, T(0)))),
+                           r[R])
+                     : r[R]),
+         ...);
+      }
+    }
+    (simd::store(acc + R * W, r[R]), ...);
+  }
   /// TwoSum of the first n elements at y into lanes 0 .. n - 1 of (s, c); the other lanes and
   /// elements untouched (n <= 0: nothing).
   template <class V, class T>

@@ -151,46 +151,54 @@ template <class V, class T>
 TESSERA_HOST_FORCEINLINE V load_first(const T* p, int n, T fill) {
   constexpr int W = int(sizeof(V) / sizeof(T));
   if (n >= W) return load<V>(p);
-#if defined(TESSERA_HOST_X86_SIMD) && defined(__AVX512F__) && defined(__AVX512VL__)
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+#if defined(TESSERA_HOST_X86_SIMD) && (defined(__AVX2__) || defined(__AVX512F__))
+  // Lanes of 4 or 8 bytes, any type: loaded as the bits of floats or doubles (a load never
+  // changes them).
+  if constexpr ((sizeof(T) == 4 || sizeof(T) == 8) && std::is_trivially_copyable_v<T>) {
+    using F = std::conditional_t<sizeof(T) == 4, float, double>;
+    const F* const f = reinterpret_cast<const F*>(p);
+    F ff;
+    std::memcpy(&ff, &fill, sizeof(F));
+#if defined(__AVX512F__) && defined(__AVX512VL__)
     const auto m = static_cast<__mmask16>((1u << (n > 0 ? n : 0)) - 1u);
-    if constexpr (std::is_same_v<T, float> && W == 16)
-      return reinterpret_cast<V>(_mm512_mask_loadu_ps(_mm512_set1_ps(fill), m, p));
-    else if constexpr (std::is_same_v<T, float> && W == 8)
-      return reinterpret_cast<V>(_mm256_mask_loadu_ps(_mm256_set1_ps(fill), __mmask8(m), p));
-    else if constexpr (std::is_same_v<T, float> && W == 4)
-      return reinterpret_cast<V>(_mm_mask_loadu_ps(_mm_set1_ps(fill), __mmask8(m), p));
-    else if constexpr (std::is_same_v<T, double> && W == 8)
-      return reinterpret_cast<V>(_mm512_mask_loadu_pd(_mm512_set1_pd(fill), __mmask8(m), p));
-    else if constexpr (std::is_same_v<T, double> && W == 4)
-      return reinterpret_cast<V>(_mm256_mask_loadu_pd(_mm256_set1_pd(fill), __mmask8(m), p));
-    else if constexpr (std::is_same_v<T, double> && W == 2)
-      return reinterpret_cast<V>(_mm_mask_loadu_pd(_mm_set1_pd(fill), __mmask8(m), p));
-  }
-#elif defined(TESSERA_HOST_X86_SIMD) && defined(__AVX2__)
-  if constexpr ((std::is_same_v<T, float> && (W == 8 || W == 4)) ||
-                (std::is_same_v<T, double> && (W == 4 || W == 2))) {
-    using I = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
-    using IV = typename vec_type<I, W>::type;
-    IV iota{};
-    for (int l = 0; l < W; ++l) iota[l] = I(l);
-    const IV m = iota < (IV{} + I(n));  // all ones in the lanes to load
-    if constexpr (std::is_same_v<T, float> && W == 8)
-      return reinterpret_cast<V>(_mm256_blendv_ps(
-          _mm256_set1_ps(fill), _mm256_maskload_ps(p, reinterpret_cast<__m256i>(m)),
-          reinterpret_cast<__m256>(m)));
-    else if constexpr (std::is_same_v<T, float> && W == 4)
-      return reinterpret_cast<V>(_mm_blendv_ps(_mm_set1_ps(fill),
-                                               _mm_maskload_ps(p, reinterpret_cast<__m128i>(m)),
-                                               reinterpret_cast<__m128>(m)));
-    else if constexpr (std::is_same_v<T, double> && W == 4)
-      return reinterpret_cast<V>(_mm256_blendv_pd(
-          _mm256_set1_pd(fill), _mm256_maskload_pd(p, reinterpret_cast<__m256i>(m)),
-          reinterpret_cast<__m256d>(m)));
-    else
-      return reinterpret_cast<V>(_mm_blendv_pd(_mm_set1_pd(fill),
-                                               _mm_maskload_pd(p, reinterpret_cast<__m128i>(m)),
-                                               reinterpret_cast<__m128d>(m)));
+    if constexpr (sizeof(T) == 4 && W == 16)
+      return reinterpret_cast<V>(_mm512_mask_loadu_ps(_mm512_set1_ps(ff), m, f));
+    else if constexpr (sizeof(T) == 4 && W == 8)
+      return reinterpret_cast<V>(_mm256_mask_loadu_ps(_mm256_set1_ps(ff), __mmask8(m), f));
+    else if constexpr (sizeof(T) == 4 && W == 4)
+      return reinterpret_cast<V>(_mm_mask_loadu_ps(_mm_set1_ps(ff), __mmask8(m), f));
+    else if constexpr (sizeof(T) == 8 && W == 8)
+      return reinterpret_cast<V>(_mm512_mask_loadu_pd(_mm512_set1_pd(ff), __mmask8(m), f));
+    else if constexpr (sizeof(T) == 8 && W == 4)
+      return reinterpret_cast<V>(_mm256_mask_loadu_pd(_mm256_set1_pd(ff), __mmask8(m), f));
+    else if constexpr (sizeof(T) == 8 && W == 2)
+      return reinterpret_cast<V>(_mm_mask_loadu_pd(_mm_set1_pd(ff), __mmask8(m), f));
+#elif defined(__AVX2__)
+    if constexpr ((sizeof(T) == 4 && (W == 8 || W == 4)) ||
+                  (sizeof(T) == 8 && (W == 4 || W == 2))) {
+      using I = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
+      using IV = typename vec_type<I, W>::type;
+      IV iota{};
+      for (int l = 0; l < W; ++l) iota[l] = I(l);
+      const IV m = iota < (IV{} + I(n));  // all ones in the lanes to load
+      if constexpr (sizeof(T) == 4 && W == 8)
+        return reinterpret_cast<V>(_mm256_blendv_ps(
+            _mm256_set1_ps(ff), _mm256_maskload_ps(f, reinterpret_cast<__m256i>(m)),
+            reinterpret_cast<__m256>(m)));
+      else if constexpr (sizeof(T) == 4 && W == 4)
+        return reinterpret_cast<V>(_mm_blendv_ps(_mm_set1_ps(ff),
+                                                 _mm_maskload_ps(f, reinterpret_cast<__m128i>(m)),
+                                                 reinterpret_cast<__m128>(m)));
+      else if constexpr (sizeof(T) == 8 && W == 4)
+        return reinterpret_cast<V>(_mm256_blendv_pd(
+            _mm256_set1_pd(ff), _mm256_maskload_pd(f, reinterpret_cast<__m256i>(m)),
+            reinterpret_cast<__m256d>(m)));
+      else
+        return reinterpret_cast<V>(_mm_blendv_pd(_mm_set1_pd(ff),
+                                                 _mm_maskload_pd(f, reinterpret_cast<__m128i>(m)),
+                                                 reinterpret_cast<__m128d>(m)));
+    }
+#endif
   }
 #endif
   alignas(sizeof(V)) T b[W];
@@ -198,13 +206,17 @@ TESSERA_HOST_FORCEINLINE V load_first(const T* p, int n, T fill) {
   return load<V>(b);
 }
 
-/// Lane by lane, a where the lane's index is below n, else b (vectors of 4- or 8-byte lanes).
+/// Lane by lane, a where the lane's index is below n, else b.
 template <class V>
 TESSERA_HOST_FORCEINLINE V select_first(int n, const V& a, const V& b) {
   using T = std::remove_cvref_t<decltype(a[0])>;
   constexpr int W = int(sizeof(V) / sizeof(T));
-  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "select_first: lanes of 4 or 8 bytes");
-  using I = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
+  static_assert(sizeof(T) <= 8 && (sizeof(T) & (sizeof(T) - 1)) == 0,
+                "select_first: lanes of 1, 2, 4 or 8 bytes");
+  using I = std::conditional_t<
+      sizeof(T) == 1, std::int8_t,
+      std::conditional_t<sizeof(T) == 2, std::int16_t,
+                         std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>>>;
   using IV = typename vec_type<I, W>::type;
   IV iota{};
   for (int l = 0; l < W; ++l) iota[l] = I(l);

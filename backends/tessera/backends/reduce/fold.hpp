@@ -118,6 +118,14 @@ concept has_block_fold_two_sum_rows = requires(const T* p, T* s) {
                                                          index_type{}, s, s, index_type{}, false);
 };
 
+/// True when the backend of Space folds whole rows into the lanes of op_rule<T, Op>
+/// (op_fold_rows<L>(p, ld, rows, cols, acc, op): each row of cols elements as one run of the
+/// chunk fold; rows ld apart): the CPU backends, for Tessera's lane-wise operations.
+template <class Space, class T, class Op, int L>
+concept has_op_fold_rows = requires(const T* p, T* acc, const Op& op) {
+  backend<Space>::template op_fold_rows<L>(p, index_type{}, index_type{}, index_type{}, acc, op);
+};
+
 /// True when the backend of Space sums runs of 4-byte integers of T exactly modulo 2^64
 /// (int32_sum(const T* p, index_type n, std::uint64_t& acc): acc += p[0] + ... + p[n - 1]).
 template <class Space, class T>
@@ -376,6 +384,22 @@ struct chunk_folder {
       else
         for_each_run(start, hi, run);
       return lanes.combine(rule);
+    }
+    if constexpr (N >= 2 && is_raw_operand<E> && is_op_rule<Rule>) {
+      if constexpr (has_op_fold_rows<Space, value_type, typename Rule::op_type, L>) {
+        // Rows of arrays and views (rank 2 and 3): whole rows in one backend call, the lanes
+        // in registers (the same steps as below, row by row).
+        for_each_rows(
+            start, hi,
+            [&](const auto& get, index_type j0, index_type cnt) {
+              backend<Space>::template op_fold_rows<L>(get.data() + j0, 0, 1, cnt, lanes.a,
+                                                       rule.op);
+            },
+            [&](const value_type* p, index_type ld, index_type rows) {
+              backend<Space>::template op_fold_rows<L>(p, ld, rows, ext[N - 1], lanes.a, rule.op);
+            });
+        return lanes.combine(rule);
+      }
     }
     for_each_run(start, hi, [&](const auto& get, index_type j0, index_type cnt) {
       // One group = K consecutive runs of L elements (K = Rule::block; 1: plain lane steps).

@@ -134,6 +134,7 @@ template <class T, class Op>
 struct op_rule {
   static constexpr const char* describe = "the operation applied in the element type";
   using acc_type = T;
+  using op_type = Op;
   static constexpr int lanes = sizeof(T) <= 4 ? 64 : 32;
   static constexpr int block = 1;
   static constexpr bool unroll = false;
@@ -144,5 +145,10 @@ struct op_rule {
     a = static_cast<T>(op(a, b));
   }
 };
+
+template <class R>
+inline constexpr bool is_op_rule = false;
+template <class T, class Op>
+inline constexpr bool is_op_rule<op_rule<T, Op>> = true;
 
 }  // namespace tessera::backends::impl
