@@ -339,10 +339,10 @@ struct kernels {
   /// \tparam L lanes, a multiple of the target's lanes of T
   template <int L, class T, class Op>
   requires(simd::bytes > 0 && std::is_arithmetic_v<T> && simd::lanes<T> > 1 &&
-           L % simd::lanes<T> == 0 && lane_wise_op<Op>) TESSERA_SIMD_FULL_WIDTH
-      TESSERA_HOST_FORCEINLINE static void op_fold_rows(const T* p, index_type ld,
-                                                        index_type rows, index_type cols, T* acc,
-                                                        const Op&) {
+           L % simd::lanes<T> == 0 &&
+           lane_wise_op<Op>) TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE
+      static void op_fold_rows(const T* p, index_type ld, index_type rows, index_type cols, T* acc,
+                               const Op&) {
     op_fold_regs<L, simd::lanes<T>>(p, ld, rows, cols, acc, ops::canonical_reduction<Op>{},
                                     std::make_index_sequence<L / simd::lanes<T>>{});
   }
@@ -366,12 +366,12 @@ struct kernels {
         ((r[R] = op(r[R], simd::load<V>(q + g * L + R * W))), ...);
       if (rest > 0) {
         const T* const x = q + runs * L;
-        ((r[R] = int(R) * W < rest
-                     ? simd::select_first(
-                           rest - int(R) * W,
-                           V(op(r[R], simd::load_first<V>(x + R * W, rest - int(R) * W, T(0)))),
-                           r[R])
-                     : r[R]),
+        ((r[R] =
+              int(R) * W < rest
+                  ? simd::select_first(
+                        rest - int(R) * W,
+                        V(op(r[R], simd::load_first<V>(x + R * W, rest - int(R) * W, T(0)))), r[R])
+                  : r[R]),
          ...);
       }
     }
