@@ -448,12 +448,12 @@ TEST_CASE("float blocks folded into double lanes in vector registers give the ru
 }
 
 // Host backends fold whole rows of arrays and views (rank 2 and 3) with the lanes in
-// registers (block_fold_rows, block_fold_two_sum_rows, op_fold_rows: blocks or runs of L, then
-// the last elements of each row into the first lanes), and 32-bit integer sums of rows that
-// follow each other in memory as one run. The chunk fold of any other readable takes each row as a run,
-// lane by lane: the association must be the same, so the bits. Rows of every length around
-// the lane count and the block, with gaps between rows (sections) and without, and ranges
-// [lo, hi) that start and end inside rows.
+// registers (block_fold_rows, block_fold_two_sum_rows, op_fold_rows: blocks or runs of L,
+// then the last elements of each row into the first lanes), and 32-bit integer sums of rows
+// that follow each other in memory as one run. The chunk fold of any other readable takes each
+// row as a run, lane by lane: the association must be the same, so the bits. Rows of every
+// length around the lane count and the block, with gaps between rows (sections) and without,
+// and ranges [lo, hi) that start and end inside rows.
 
 /// The elements of strided memory, read through a plain readable (the chunk fold's generic
 /// path): a section of an array, as an expression would see it.
