@@ -455,6 +455,9 @@ TEST_CASE("float blocks folded into double lanes in vector registers give the ru
 // length around the lane count and the block, with gaps between rows (sections) and without,
 // and ranges [lo, hi) that start and end inside rows.
 
+// The host backends' folds themselves, called directly: host compilers only (nvcc and hipcc
+// would also compile their device side, which calls the host backend's vector kernels).
+#if !defined(__CUDACC__) && !defined(__HIPCC__)
 /// The elements of strided memory, read through a plain readable (the chunk fold's generic
 /// path): a section of an array, as an expression would see it.
 template <class T, int N>
@@ -570,6 +573,8 @@ TEST_CASE("rank 2 and 3: whole rows folded at once give the bits of row after ro
   check_rows_folds<int>(op_rule<int, ops::max>{});
   check_rows_folds<short>(op_rule<short, plus<short>>{});
 }
+
+#endif  // !__CUDACC__ && !__HIPCC__
 
 // The same through the public functions: sum over an array, a section of a larger one (rows
 // apart in memory) and an expression of either (the generic fold) agree to the bit.
