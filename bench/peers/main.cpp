@@ -7,6 +7,7 @@
 //   tile_mean SxS     Tessera | Eigen | Halide                               | read bandwidth
 //   2A + 3B - C       Tessera | Eigen | a vectorized C loop                  | memcpy bandwidth
 //   sum (f32, f64)    Tessera | Eigen | OpenBLAS sasum / dasum (data >= 0)  | read bandwidth
+//   sum 2-D (f32)     Tessera | Eigen (1000 x 1000, 100 x 100, 1000 x 10)  | read bandwidth
 //   PRK stencil R=2   Tessera sections | Kokkos MDRangePolicy | a C loop   | memcpy bandwidth
 //                     (also shown: Tessera's Tier 0 forms, interior launch and load_halo)
 //   PRK nstream       Tessera A += B + sC | Kokkos RangePolicy | a C loop   | memcpy bandwidth
@@ -484,6 +485,41 @@ row sum(const options& o, int log2n, std::vector<contender>& cs, std::string& na
   return r;
 }
 
+/// Sum of a rows x cols float matrix (row-major): Tessera's rank-2 fold, whose association
+/// (each row's elements into the first lanes) keeps sums of arrays, sections and expressions
+/// bitwise equal, against Eigen's sum of the contiguous data.
+row sum_2d(const options& o, long rows, long cols, std::vector<contender>& cs, std::string& name) {
+  (void)o;
+  name = "sum_2d_" + std::to_string(rows) + "x" + std::to_string(cols);
+  using matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  auto m = std::make_shared<matrix>(rows, cols);
+  std::mt19937 g(11);
+  std::uniform_real_distribution<float> dist(0.5f, 1.5f);
+  for (long i = 0; i < m->size(); ++i) m->data()[i] = dist(g);
+  const double want = m->cast<double>().sum();
+  auto a = std::make_shared<tessera::array_view<const float, 2>>(tessera::extent<2>(rows, cols),
+                                                                 m->data());
+  auto rel = [want](float x) {
+    return std::abs(double(x) - want) / want;
+  };
+  auto st = std::make_shared<float>(0), se = std::make_shared<float>(0);
+  cs.push_back({"Tessera", [=] { *st = tessera::sum(*a); },
+                [=] {
+                  return rel(*st);
+                }});
+  cs.push_back({"Eigen", [=] { *se = m->sum(); },
+                [=] {
+                  return rel(*se);
+                }});
+  row r;
+  r.size = std::to_string(rows) + "x" + std::to_string(cols);
+  r.unit = "GB/s";
+  r.work = double(rows) * double(cols) * sizeof(float);
+  r.limit_name = "read";
+  r.tolerance = 1e-4;
+  return r;
+}
+
 // --- the Parallel Research Kernels' loops (double), as PRK writes them -----------------------
 
 using dmatrix = tessera::eigen_matrix<double>;
@@ -761,6 +797,14 @@ inline std::vector<std::pair<std::string, workload_fn>> workloads() {
     w.push_back({"sum_f64_2^" + std::to_string(l), [l](auto& o, auto& c, auto& n) {
                    return sum<double>(o, l, c, n);
                  }});
+  for (const auto& shape :
+       {std::pair{1000L, 1000L}, std::pair{100L, 100L}, std::pair{1000L, 10L}}) {
+    const long r = shape.first, c = shape.second;
+    w.push_back({"sum_2d_" + std::to_string(r) + "x" + std::to_string(c),
+                 [r, c](auto& o, auto& cs, auto& n) {
+                   return sum_2d(o, r, c, cs, n);
+                 }});
+  }
   return w;
 }
 
