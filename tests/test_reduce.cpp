@@ -447,13 +447,14 @@ TEST_CASE("float blocks folded into double lanes in vector registers give the ru
   check_block_fold_widening<K, 2 * L>();
 }
 
-// Host backends fold whole rows of arrays and views (rank 2 and 3) with the lanes in
-// registers (block_fold_rows, block_fold_two_sum_rows, op_fold_rows: blocks or runs of L,
-// then the last elements of each row into the first lanes), and 32-bit integer sums of rows
-// that follow each other in memory as one run. The chunk fold of any other readable takes each
-// row as a run, lane by lane: the association must be the same, so the bits. Rows of every
-// length around the lane count and the block, with gaps between rows (sections) and without,
-// and ranges [lo, hi) that start and end inside rows.
+// The chunk fold takes the row-major range [lo, hi) of a rank-2 or rank-3 operand as one run,
+// the association of a rank-1 array of the same elements: host backends fold arrays without
+// gaps in one call of their vector folds (block_fold_rows, block_fold_two_sum_rows,
+// op_fold_rows), sections a buffer of gathered rows at a time, expressions a buffer of
+// evaluated elements at a time; a backend without vector folds steps the lanes itself, reading
+// rows in place and gathering the groups that cross a row's end. All must give the bits of the
+// rank-1 fold. Rows of every length around the lane count and the block, with gaps between
+// rows (sections) and without, and ranges [lo, hi) that start and end inside rows.
 
 // The host backends' folds themselves, called directly: host compilers only (nvcc and hipcc
 // would also compile their device side, which calls the host backend's vector kernels).
@@ -472,6 +473,13 @@ struct strided_reader {
     return p[i * s[0] + j * s[1] + k];
   }
 };
+
+/// An execution space whose backend has no vector folds: the chunk fold's own lane steps.
+struct generic_fold_space {};
+}  // namespace
+template <>
+struct tessera::backends::backend<generic_fold_space> {};
+namespace {
 
 template <class A>
 bool same_acc(const A& a, const A& b) {
@@ -525,13 +533,34 @@ void check_rows_fold(const Rule& rule, const extent<N>& x, index_type gap) {
     if (a < b) ranges.push_back({a, b});
   }
   if (cols > 3 && n > cols + 3) ranges.push_back({cols - 2, n - 1});
+  // The same elements in row-major order, without gaps, as a rank-1 array.
+  std::vector<T> flat;
+  flat.reserve(static_cast<std::size_t>(n));
+  for (index_type q = 0; q < n; ++q) {
+    index_type off = q % cols, rest = q / cols;
+    for (int d = N - 2; d >= 0; --d) {
+      off += rest % x[d] * st[std::size_t(d)];
+      rest /= x[d];
+    }
+    flat.push_back(data[std::size_t(off)]);
+  }
+  using raw1 = backends::impl::raw_operand<T, 1>;
+  tessera::impl::strided_ref<const T, 1> r1{flat.data(), {1}};
   for (const auto& [lo, hi] : ranges) {
     const index_type rlo = lo, rhi = hi;
     CAPTURE(rlo);
     CAPTURE(rhi);
     const auto want =
+        backends::impl::chunk_folder<Space, raw1, Rule>{raw1{r1}, rule, extent<1>(n)}.fold(lo, hi);
+    CHECK(same_acc(
         backends::impl::chunk_folder<Space, reader, Rule>{reader{data.data(), st, x}, rule, x}.fold(
-            lo, hi);
+            lo, hi),
+        want));
+    CHECK(same_acc(
+        backends::impl::chunk_folder<generic_fold_space, reader, Rule>{reader{data.data(), st, x},
+                                                                       rule, x}
+            .fold(lo, hi),
+        want));
     for (const index_type ahead : {index_type(0), index_type(256)})
       for (const bool from_memory : {false, true}) {
         CAPTURE(ahead);
@@ -561,7 +590,7 @@ void check_rows_folds(const Rule& rule) {
       }
 }
 
-TEST_CASE("rank 2 and 3: whole rows folded at once give the bits of row after row") {
+TEST_CASE("rank 2 and 3: arrays, sections and expressions fold to the bits of rank 1") {
   using namespace backends::impl;
   check_rows_folds<float>(widening_sum_rule<float>{});
   check_rows_folds<double>(compensated_sum_rule<double>{});

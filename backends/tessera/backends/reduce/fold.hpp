@@ -72,6 +72,11 @@ struct contiguous_run {
   KOKKOS_FORCEINLINE_FUNCTION const T* data() const { return p; }
 };
 
+/// A contiguous_run in a buffer of the chunk fold (elements gathered or evaluated there):
+/// already in cache, so never prefetched.
+template <class T>
+struct buffer_run : contiguous_run<T> {};
+
 /// A callable that takes the lanes of a block sum and drops them (the concept's probe; a named
 /// type rather than a lambda in an unevaluated operand, which some device front ends reject).
 struct ignore_lanes {
@@ -140,6 +145,14 @@ concept has_prefetch_lines = requires(const T* p) {
   backend<Space>::template prefetch_lines<64>(p, index_type{});
 };
 
+/// True when the backend of Space copies runs of T into a buffer with vector code
+/// (copy_run(const T* p, index_type n, T* out), writing up to 64 bytes past out + n): the CPU
+/// backends.
+template <class Space, class T>
+concept has_copy_run = requires(const T* p, T* out) {
+  backend<Space>::copy_run(p, index_type{}, out);
+};
+
 template <class E>
 inline constexpr bool is_raw_operand = false;
 template <class T, int N>
@@ -188,41 +201,139 @@ struct chunk_folder {
     }
   }
 
-  /// Calls f(get, j0, count) for each contiguous run of the last dimension inside the
-  /// row-major range [lo, hi): the run's elements are get(j0), ..., get(j0 + count - 1).
-  template <class F>
-  KOKKOS_INLINE_FUNCTION void for_each_run(index_type lo, index_type hi, F&& f) const {
-    constexpr bool raw = is_raw_operand<E>;
-    if constexpr (N == 1) {
-      if constexpr (raw)
-        f(contiguous_run<value_type>{e.run()}, lo, hi - lo);
+  /// Row `row` of the row-major order (rank 3: slab row / ext[1], row row % ext[1]) as a getter
+  /// of its elements by column: a contiguous_run for raw operands.
+  KOKKOS_INLINE_FUNCTION auto row_run(index_type row) const {
+    static_assert(N >= 2, "row_run: rank 2 or 3");
+    if constexpr (is_raw_operand<E>) {
+      if constexpr (N == 2)
+        return contiguous_run<value_type>{e.run(row)};
       else
-        f([&](index_type j) -> value_type { return e(j); }, lo, hi - lo);
+        return contiguous_run<value_type>{e.run(row / ext[1], row % ext[1])};
+    } else if constexpr (N == 2) {
+      return [this, row](index_type j) -> value_type {
+        return e(row, j);
+      };
+    } else {
+      const index_type r0 = row / ext[1], r1 = row % ext[1];
+      return [this, r0, r1](index_type j) -> value_type {
+        return e(r0, r1, j);
+      };
+    }
+  }
+
+  /// Whether a raw operand's elements lie in memory in row-major order without gaps
+  /// (dimensions of extent 1 may have any stride).
+  KOKKOS_INLINE_FUNCTION bool contiguous() const {
+    if constexpr (is_raw_operand<E> && N >= 2) {
+      index_type span = ext[N - 1];
+      for (int d = N - 2; d >= 0; --d) {
+        if (ext[d] != 1 && e.r.s[d] != span) return false;
+        span *= ext[d];
+      }
+      return true;
+    } else {
+      return is_raw_operand<E>;
+    }
+  }
+
+  /// Elements of slack a gather buffer has past its end (copy_run's whole-vector stores).
+  static constexpr index_type gather_slack = 64 / index_type(sizeof(value_type)) + 1;
+
+  /// Writes the cnt elements [pos, pos + cnt) of the row-major order to buf, which has room
+  /// for gather_slack more.
+  KOKKOS_INLINE_FUNCTION void gather(index_type pos, index_type cnt, value_type* buf) const {
+    if constexpr (N == 1) {
+      for (index_type t = 0; t < cnt; ++t) buf[t] = e(pos + t);
     } else {
       const index_type cols = ext[N - 1];
-      index_type row = lo / cols, j = lo % cols, left = hi - lo;
-      while (left > 0) {
-        const index_type cnt = cols - j < left ? cols - j : left;
-        if constexpr (N == 2) {
-          if constexpr (raw)
-            f(contiguous_run<value_type>{e.run(row)}, j, cnt);
-          else
-            f([&](index_type jj) -> value_type { return e(row, jj); }, j, cnt);
+      index_type row = pos / cols, col = pos % cols;
+      for (index_type q = 0; q < cnt; ++row, col = 0) {
+        const auto get = row_run(row);
+        const index_type k = cols - col < cnt - q ? cols - col : cnt - q;
+        if constexpr (is_raw_operand<E> && has_copy_run<Space, value_type>) {
+          backend<Space>::copy_run(get.data() + col, k, buf + q);
         } else {
-          const index_type r0 = row / ext[1], r1 = row % ext[1];
-          if constexpr (raw)
-            f(contiguous_run<value_type>{e.run(r0, r1)}, j, cnt);
-          else
-            f([&](index_type jj) -> value_type { return e(r0, r1, jj); }, j, cnt);
+          for (index_type t = 0; t < k; ++t) buf[q + t] = get(col + t);
         }
-        left -= cnt;
-        ++row;
-        j = 0;
+        q += k;
       }
     }
   }
 
-  /// The contiguous runs of [lo, hi) as for_each_run gives them, with every span of whole rows
+  /// Elements a piece of a fold from memory gathers at most (a multiple of G): 16 KiB.
+  template <index_type G>
+  static constexpr index_type gather_elements = G*(G* index_type(sizeof(value_type)) >= 16384
+                                                       ? 1
+                                                       : 16384 /
+                                                             (G * index_type(sizeof(value_type))));
+
+  /// Cuts the row-major range [lo, hi) into pieces that the chunk fold takes as ONE run,
+  /// whatever the rank: the association of a rank-1 array of the same elements, so an array, a
+  /// section of a larger one (rows apart in memory) and any expression of the same values fold
+  /// to the same bits. Calls run(get, j0, cnt), the piece's elements being get(j0), ...,
+  /// get(j0 + cnt - 1), in order: every piece starts a multiple of G elements after lo and
+  /// holds whole groups of G, but the last. Raw operands without gaps (and rank 1) are one
+  /// piece, a contiguous_run; rows of other raw operands are read in place, each group that
+  /// crosses the end of a row first gathered into a buffer (a buffer_run). Other readables:
+  /// with FromMemory (a fold that reads its input through pointers: the CPU backends' vector
+  /// folds) evaluated into a buffer of gather_elements<G> at a time; else their rows read in
+  /// place through getters as raw operands are.
+  template <index_type G, bool FromMemory, class Run>
+  KOKKOS_INLINE_FUNCTION void for_each_piece(index_type lo, index_type hi, Run&& run) const {
+    if constexpr (is_raw_operand<E> && N == 1) {
+      run(contiguous_run<value_type>{e.run()}, lo, hi - lo);
+    } else if constexpr (FromMemory) {
+      if constexpr (is_raw_operand<E>) {
+        if (contiguous()) {
+          run(contiguous_run<value_type>{e.r.p}, lo, hi - lo);
+          return;
+        }
+      }
+      constexpr index_type B = gather_elements<G>;
+      value_type buf[B + gather_slack];
+      for (index_type pos = lo; pos < hi; pos += B) {
+        const index_type cnt = hi - pos < B ? hi - pos : B;
+        gather(pos, cnt, buf);
+        run(buffer_run<value_type>{buf}, index_type(0), cnt);
+      }
+    } else if constexpr (N == 1) {
+      run([&](index_type j) -> value_type { return e(j); }, lo, hi - lo);
+    } else {
+      if constexpr (is_raw_operand<E>) {
+        if (contiguous()) {
+          run(contiguous_run<value_type>{e.r.p}, lo, hi - lo);
+          return;
+        }
+      }
+      const index_type cols = ext[N - 1];
+      const index_type end = lo + (hi - lo) / G * G;  // the run's whole groups end here
+      value_type buf[G + gather_slack];
+      auto piece = [&](index_type pos, index_type cnt) {
+        if (pos % cols + cnt <= cols) {
+          run(row_run(pos / cols), pos % cols, cnt);
+        } else {
+          gather(pos, cnt, buf);
+          run(buffer_run<value_type>{buf}, index_type(0), cnt);
+        }
+      };
+      for (index_type pos = lo; pos < end;) {
+        const index_type col = pos % cols;
+        index_type k = (cols - col) / G;  // whole groups left in this row
+        if (k == 0) {
+          piece(pos, G);
+          pos += G;
+        } else {
+          k = k < (end - pos) / G ? k : (end - pos) / G;
+          run(row_run(pos / cols), col, k * G);
+          pos += k * G;
+        }
+      }
+      if (end < hi) piece(end, hi - end);
+    }
+  }
+
+  /// The contiguous runs of the last dimension in [lo, hi), with every span of whole rows
   /// (rank 3: within one slab of the first dimension) handed to rows(p, ld, count) instead:
   /// count rows of ext[N - 1] elements, the first at p, ld elements apart; the partial rows at
   /// either end go to run(get, j0, cnt). Raw operands of rank >= 2 only.
@@ -314,11 +425,11 @@ struct chunk_folder {
     return a;
   }
 
-  /// The fold of elements [lo, hi) of the row-major order (hi > lo). Deterministic: depends
-  /// only on lo, hi and the data.
+  /// The fold of elements [lo, hi) of the row-major order (hi > lo), taken as one run whatever
+  /// the rank (for_each_piece). Deterministic: depends only on lo, hi and the data.
   TESSERA_REDUCE_OUTLINE KOKKOS_INLINE_FUNCTION acc_type fold(index_type lo, index_type hi) const {
     if (hi - lo < 2 * L) return fold_few([&](index_type q) { return at_linear(lo + q); }, hi - lo);
-    if constexpr (is_raw_operand<E> && std::is_same_v<Rule, int_sum_rule<value_type>> &&
+    if constexpr (std::is_same_v<Rule, int_sum_rule<value_type>> &&
                   has_int32_sum<Space, value_type>) {
       // 32-bit integer sums: the backend's whole-run sums modulo 2^64, added in run order (any
       // order gives the same sum, so rows that follow each other in memory are one run: a
@@ -327,7 +438,7 @@ struct chunk_folder {
       auto run = [&](const auto& get, index_type j0, index_type cnt) {
         backend<Space>::int32_sum(get.data() + j0, cnt, a);
       };
-      if constexpr (N >= 2)
+      if constexpr (N >= 2 && is_raw_operand<E>)
         for_each_rows(lo, hi, run, [&](const value_type* p, index_type ld, index_type rows) {
           const index_type cols = ext[N - 1];
           if (ld == cols) {
@@ -337,7 +448,7 @@ struct chunk_folder {
           }
         });
       else
-        for_each_run(lo, hi, run);
+        for_each_piece<L, true>(lo, hi, run);
       return a;
     }
     lane_block<Rule, L> lanes;
@@ -353,66 +464,60 @@ struct chunk_folder {
       for (int l = 0; l < L; ++l) lanes.init(rule, l, at_linear(lo + l));
       start = lo + L;
     }
-    // Sums of raw operands on backends with row folds: every contiguous run, and every span of
-    // whole rows, is one backend call with the lanes in registers (the same steps as below).
-    constexpr int KB = Rule::block > 1 ? Rule::block : 1;
-    if constexpr (is_raw_operand<E> && lane_add_rule<Rule> &&
-                  has_block_fold_rows<Space, value_type, acc_type, KB, L>) {
-      auto run = [&](const auto& get, index_type j0, index_type cnt) {
-        backend<Space>::template block_fold_rows<KB, L>(get.data() + j0, 0, 1, cnt, lanes.a,
-                                                        prefetch);
-      };
-      if constexpr (N >= 2)
-        for_each_rows(start, hi, run, [&](const value_type* p, index_type ld, index_type rows) {
-          backend<Space>::template block_fold_rows<KB, L>(p, ld, rows, ext[N - 1], lanes.a,
-                                                          prefetch);
-        });
-      else
-        for_each_run(start, hi, run);
+    // The range [start, hi) is one run (for_each_piece): groups of G = K L elements, K =
+    // Rule::block consecutive runs of L (1: plain lane steps), in order; then the run's last
+    // runs of L (block rules); then its last elements into lanes 0, 1, ... Where the backend
+    // folds memory with vector code and the lanes in registers (the CPU backends: sums, and
+    // min, max and reduce with Tessera's lane-wise operations), every piece is one call of it:
+    // the same steps in the same order, so the same bits.
+    constexpr int K = Rule::block > 1 ? Rule::block : 1;
+    constexpr index_type G = index_type(K) * L;
+    auto buffered = [](const auto& get) {
+      return std::is_same_v<std::decay_t<decltype(get)>, buffer_run<value_type>>;
+    };
+    auto ahead = [&](const auto& get) {
+      return buffered(get) ? index_type(0) : prefetch;
+    };
+    if constexpr (lane_add_rule<Rule> && has_block_fold_rows<Space, value_type, acc_type, K, L>) {
+      for_each_piece<G, true>(start, hi, [&](const auto& get, index_type j0, index_type cnt) {
+        backend<Space>::template block_fold_rows<K, L>(get.data() + j0, 0, 1, cnt, lanes.a,
+                                                       ahead(get));
+      });
       return lanes.combine(rule);
-    } else if constexpr (is_raw_operand<E> && two_sum_lanes_rule<Rule> &&
-                         has_block_fold_two_sum_rows<Space, value_type, KB, L>) {
-      auto run = [&](const auto& get, index_type j0, index_type cnt) {
-        backend<Space>::template block_fold_two_sum_rows<KB, L>(get.data() + j0, 0, 1, cnt, lanes.s,
-                                                                lanes.c, prefetch, from_memory);
-      };
-      if constexpr (N >= 2)
-        for_each_rows(start, hi, run, [&](const value_type* p, index_type ld, index_type rows) {
-          backend<Space>::template block_fold_two_sum_rows<KB, L>(p, ld, rows, ext[N - 1], lanes.s,
-                                                                  lanes.c, prefetch, from_memory);
-        });
-      else
-        for_each_run(start, hi, run);
+    } else if constexpr (two_sum_lanes_rule<Rule> &&
+                         has_block_fold_two_sum_rows<Space, value_type, K, L>) {
+      for_each_piece<G, true>(start, hi, [&](const auto& get, index_type j0, index_type cnt) {
+        backend<Space>::template block_fold_two_sum_rows<K, L>(get.data() + j0, 0, 1, cnt, lanes.s,
+                                                               lanes.c, ahead(get),
+                                                               from_memory && !buffered(get));
+      });
       return lanes.combine(rule);
     }
-    if constexpr (N >= 2 && is_raw_operand<E> && is_op_rule<Rule>) {
+    if constexpr (is_op_rule<Rule>) {
       if constexpr (has_op_fold_rows<Space, value_type, typename Rule::op_type, L>) {
-        // Rows of arrays and views (rank 2 and 3): whole rows in one backend call, the lanes
-        // in registers (the same steps as below, row by row).
-        for_each_rows(
-            start, hi,
-            [&](const auto& get, index_type j0, index_type cnt) {
-              backend<Space>::template op_fold_rows<L>(get.data() + j0, 0, 1, cnt, lanes.a,
-                                                       rule.op);
-            },
-            [&](const value_type* p, index_type ld, index_type rows) {
-              backend<Space>::template op_fold_rows<L>(p, ld, rows, ext[N - 1], lanes.a, rule.op);
-            });
+        for_each_piece<G, true>(start, hi, [&](const auto& get, index_type j0, index_type cnt) {
+          backend<Space>::template op_fold_rows<L>(get.data() + j0, 0, 1, cnt, lanes.a, rule.op);
+        });
         return lanes.combine(rule);
       }
     }
-    for_each_run(start, hi, [&](const auto& get, index_type j0, index_type cnt) {
-      // One group = K consecutive runs of L elements (K = Rule::block; 1: plain lane steps).
-      // For block rules the K runs are first added in T, lane by lane, by a pairwise tree
-      // (log2 K roundings in T), then folded into the accumulator lanes.
-      constexpr int K = Rule::block > 1 ? Rule::block : 1;
-      constexpr index_type G = index_type(K) * L;
-      constexpr bool vector_blocks =
-          Rule::block > 1 && is_raw_operand<E> && has_block_sums<Space, value_type, K, L>;
+    // Elsewhere the lane steps of the rule, each group of a block rule first added in T, lane by
+    // lane, by a pairwise tree (log2 K roundings in T), then folded into the lanes; through the
+    // backend's vector block sums where it has them (the same sums, loaded in address order,
+    // which keeps the hardware prefetchers streaming).
+    constexpr bool vector_blocks =
+        Rule::block > 1 && is_raw_operand<E> && has_block_sums<Space, value_type, K, L>;
+    // Rank 1: S = 4 streams (a quarter of the run's groups each, one group from each in turn):
+    // more memory requests in flight for this scalar or compiler-vectorized code than one
+    // stream (2^16 floats, max of an expression: 1.5 us against 3.5 on a Zen 5 core). Ranks 2
+    // and 3: one stream, the groups in order, the order of the backend's vector folds of raw
+    // operands; they then fold to the bits of arrays of the same elements.
+    constexpr index_type S = N == 1 && !vector_blocks ? 4 : 1;
+    for_each_piece<G, false>(start, hi, [&](const auto& get, index_type j0, index_type cnt) {
       auto group = [&](index_type j) {
         if constexpr (vector_blocks) {
           if constexpr (has_prefetch_lines<Space, value_type>)
-            if (prefetch > 0)
+            if (ahead(get) > 0)
               backend<Space>::template prefetch_lines<int(G * sizeof(value_type))>(get.data() + j,
                                                                                    prefetch);
           backend<Space>::template block_sums<K, L>(get.data() + j, [&](const auto& t) {
@@ -437,37 +542,11 @@ struct chunk_folder {
           for (int l = 0; l < L; ++l) lanes.step(rule, l, get(j + l));
         }
       };
-      // The run's groups are cut into S equal parts read in turn, one group from each: S
-      // sequential streams keep more memory requests in flight than one where the loads of a
-      // group come in no particular order. A backend's block sums load in address order, which
-      // the prefetchers follow in one stream (measured: as fast from DRAM, and 1.5x faster
-      // from L2, than four). The order depends only on the run, so results are deterministic.
-      constexpr index_type S = vector_blocks ? 1 : 4;
-      index_type q = 0;
-      if constexpr (vector_blocks && lane_add_rule<Rule> &&
-                    has_block_fold<Space, value_type, acc_type, K, L>) {
-        // The same additions in the same order, with the lanes held in registers.
-        backend<Space>::template block_fold<K, L>(get.data() + j0, cnt / G, lanes.a, prefetch);
-        q = cnt / G * G;
-      } else if constexpr (vector_blocks && two_sum_lanes_rule<Rule> &&
-                           has_block_fold_two_sum<Space, value_type, K, L>) {
-        // The same TwoSum steps in the same order, with the lanes held in registers; then the
-        // run's remaining whole rows of L lanes, one element per lane.
-        backend<Space>::template block_fold_two_sum<K, L>(get.data() + j0, cnt / G, lanes.s,
-                                                          lanes.c, prefetch, from_memory);
-        q = cnt / G * G;
-        if constexpr (has_block_fold_two_sum<Space, value_type, 1, L>) {
-          backend<Space>::template block_fold_two_sum<1, L>(get.data() + j0 + q, (cnt - q) / L,
-                                                            lanes.s, lanes.c);
-          q += (cnt - q) / L * L;
-        }
-      } else {
-        const index_type per = cnt / G / S;
-        for (index_type b = 0; b < per; ++b)
-          for (index_type u = 0; u < S; ++u) group(j0 + (u * per + b) * G);
-        q = S * per * G;
-        for (; q + G <= cnt; q += G) group(j0 + q);
-      }
+      const index_type per = cnt / G / S;
+      for (index_type b = 0; b < per; ++b)
+        for (index_type u = 0; u < S; ++u) group(j0 + (u * per + b) * G);
+      index_type q = S * per * G;
+      for (; q + G <= cnt; q += G) group(j0 + q);
       if constexpr (Rule::block > 1) {
         if constexpr (Rule::unroll) {
           for (; q + L <= cnt; q += L) {
