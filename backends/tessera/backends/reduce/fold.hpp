@@ -507,12 +507,10 @@ struct chunk_folder {
     // which keeps the hardware prefetchers streaming).
     constexpr bool vector_blocks =
         Rule::block > 1 && is_raw_operand<E> && has_block_sums<Space, value_type, K, L>;
-    // Rank 1: S = 4 streams (a quarter of the run's groups each, one group from each in turn):
-    // more memory requests in flight for this scalar or compiler-vectorized code than one
-    // stream (2^16 floats, max of an expression: 1.5 us against 3.5 on a Zen 5 core). Ranks 2
-    // and 3: one stream, the groups in order, the order of the backend's vector folds of raw
-    // operands; they then fold to the bits of arrays of the same elements.
-    constexpr index_type S = N == 1 && !vector_blocks ? 4 : 1;
+    // One stream, the groups in order (the order of the backend's vector folds), at every rank:
+    // every operand then folds to the bits of a rank-1 array of the same elements. (Four
+    // interleaved streams read 2^16 floats from L2 faster here: a max of an expression 1.5 us
+    // against 3.5 on a Zen 5 core; the CPU backends now fold expressions with their vector folds.)
     for_each_piece<G, false>(start, hi, [&](const auto& get, index_type j0, index_type cnt) {
       auto group = [&](index_type j) {
         if constexpr (vector_blocks) {
@@ -542,10 +540,7 @@ struct chunk_folder {
           for (int l = 0; l < L; ++l) lanes.step(rule, l, get(j + l));
         }
       };
-      const index_type per = cnt / G / S;
-      for (index_type b = 0; b < per; ++b)
-        for (index_type u = 0; u < S; ++u) group(j0 + (u * per + b) * G);
-      index_type q = S * per * G;
+      index_type q = 0;
       for (; q + G <= cnt; q += G) group(j0 + q);
       if constexpr (Rule::block > 1) {
         if constexpr (Rule::unroll) {
