@@ -382,8 +382,8 @@ void check_block_fold_two_sum() {
         CAPTURE(ahead);
         CAPTURE(from_memory);
         std::array<T, L> fs = s, fc = c;
-        backends::backend<Space>::template block_fold_two_sum<K, L>(x.data(), groups, fs.data(),
-                                                                    fc.data(), ahead, from_memory);
+        backends::backend<Space>::template block_fold_two_sum<K, L>(
+            x.data(), groups * K * L, fs.data(), fc.data(), ahead, from_memory);
         for (int l = 0; l < L; ++l) {
           CAPTURE(l);
           CHECK(std::memcmp(&fs[l], &want_s[l], sizeof(T)) == 0);
@@ -427,7 +427,8 @@ void check_block_fold_widening() {
       for (index_type ahead : {index_type(0), index_type(64)}) {
         CAPTURE(ahead);
         std::array<double, L> got = acc;
-        backends::backend<Space>::template block_fold<K, L>(x.data(), groups, got.data(), ahead);
+        backends::backend<Space>::template block_fold<K, L>(x.data(), groups * K * L, got.data(),
+                                                            ahead);
         for (int l = 0; l < L; ++l) {
           CAPTURE(l);
           CHECK(std::memcmp(&got[l], &want[l], sizeof(double)) == 0);
@@ -449,10 +450,10 @@ TEST_CASE("float blocks folded into double lanes in vector registers give the ru
 
 // The chunk fold takes the row-major range [lo, hi) of a rank-2 or rank-3 operand as one run,
 // the association of a rank-1 array of the same elements: host backends fold arrays without
-// gaps in one call of their vector folds (block_fold_rows, block_fold_two_sum_rows,
-// op_fold_rows), sections a buffer of gathered rows at a time, expressions a buffer of
-// evaluated elements at a time; a backend without vector folds steps the lanes itself, reading
-// rows in place and gathering the groups that cross a row's end. All must give the bits of the
+// gaps in one call of their vector folds (block_fold, block_fold_two_sum, op_fold), sections a
+// buffer of gathered rows at a time, expressions a buffer of evaluated elements at a time; a
+// backend without vector folds steps the lanes itself, reading rows in place and gathering the
+// groups that cross a row's end. All must give the bits of the
 // rank-1 fold. Rows of every length around the lane count and the block, with gaps between
 // rows (sections) and without, and ranges [lo, hi) that start and end inside rows.
 

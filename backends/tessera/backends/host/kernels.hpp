@@ -138,48 +138,32 @@ struct kernels {
   }
 
 #if defined(TESSERA_HOST_SHUFFLE)
-  /// Sums `groups` consecutive blocks of K x L elements from p (block_sums' trees, the same
-  /// additions) and adds each block's L lane sums, converted to A, into acc[0..L): acc[l] +=
-  /// A(lane l), block after block, the order a lane-wise loop over block_sums gives, so the
-  /// same bits. The accumulators live in registers of A for the whole loop (W lanes each):
-  /// stepped through an array of L scalars per block, GCC kept them in memory, and a float
-  /// sum's 256-bit build read 2^16 elements at 183 GB/s instead of 240 on a Zen 5 core.
-  /// With ahead > 0 each block first prefetches its cache lines `ahead` elements further on
-  /// into L2 (a fold from memory: kernel_plan::reduce_prefetch_bytes); the sums are the same.
+  /// Folds the run of n elements at p into acc[0..L) as the chunk fold reads a run
+  /// (reduce/fold.hpp): its n / (K L) blocks of K x L elements (block_sums' trees, the same
+  /// additions), each block's L lane sums converted to A and added into the lanes (acc[l] +=
+  /// A(lane l), block after block); then its (n mod K L) / L runs of L elements, one per lane;
+  /// then its last n mod L elements into lanes 0, 1, ... The same additions in the same order
+  /// as the generic fold's lane steps, so the same bits. The accumulators live in registers of
+  /// A for the whole run (W lanes each): stepped through an array of L scalars per block, GCC
+  /// kept them in memory, and a float sum's 256-bit build read 2^16 elements at 183 GB/s
+  /// instead of 240 on a Zen 5 core. With ahead > 0 each block first prefetches its cache lines
+  /// `ahead` elements further on into L2 (a fold from memory: kernel_plan::
+  /// reduce_prefetch_bytes); the sums are the same.
   /// \tparam K power of two  \tparam L lanes, a multiple of the target's lanes of A
   template <int K, int L, class T, class A>
   requires(simd::bytes > 0 && std::is_arithmetic_v<T> && std::is_arithmetic_v<A> &&
            simd::lanes<A> > 1 &&
            L % simd::lanes<A> == 0) TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE
-      static void block_fold(const T* p, index_type groups, A* acc, index_type ahead = 0) {
-    block_fold_rows<K, L>(p, 0, 1, groups * K * L, acc, ahead);
-  }
-  /// block_fold over `rows` rows of `cols` elements, row i at p + i ld, each row read as the
-  /// chunk fold reads a run (reduce/fold.hpp): its cols / (K L) blocks, then its (cols mod K L)
-  /// / L runs of L elements one per lane (acc[l] += A(x)), then its last cols mod L elements
-  /// into lanes 0, 1, ...; row after row, with the lanes in registers throughout: the same
-  /// additions in the same order as the generic fold's run by run, so the same bits. One row
-  /// may be any run (ld unused). Rows read one by one, each with its own lane loop, took 0.36
-  /// us for a 64 x 64 float array against 0.04 for the same 4096 elements as one run, 7 us for
-  /// 1000 x 10 (0.1 as one run), and 1000 x 1000 1.36x the time of one run (Zen 5, native).
-  /// \tparam K power of two  \tparam L lanes, a multiple of the target's lanes of A
-  template <int K, int L, class T, class A>
-  requires(simd::bytes > 0 && std::is_arithmetic_v<T> && std::is_arithmetic_v<A> &&
-           simd::lanes<A> > 1 &&
-           L % simd::lanes<A> == 0) TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE
-      static void block_fold_rows(const T* p, index_type ld, index_type rows, index_type cols,
-                                  A* acc, index_type ahead = 0) {
+      static void block_fold(const T* p, index_type n, A* acc, index_type ahead = 0) {
     constexpr int W = simd::lanes<A>;
     if (ahead > 0)
-      block_fold_regs<K, L, W, true>(p, ld, rows, cols, acc, ahead,
-                                     std::make_index_sequence<L / W>{});
+      block_fold_regs<K, L, W, true>(p, n, acc, ahead, std::make_index_sequence<L / W>{});
     else
-      block_fold_regs<K, L, W, false>(p, ld, rows, cols, acc, 0, std::make_index_sequence<L / W>{});
+      block_fold_regs<K, L, W, false>(p, n, acc, 0, std::make_index_sequence<L / W>{});
   }
   template <int K, int L, int W, bool Prefetch, class T, class A, std::size_t... R>
   TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void block_fold_regs(
-      const T* p, index_type ld, index_type rows, index_type cols, A* acc, index_type ahead,
-      std::index_sequence<R...>) {
+      const T* q, index_type n, A* acc, index_type ahead, std::index_sequence<R...>) {
     using AV = simd::vec<A, W>;
     AV r[sizeof...(R)] = {simd::load<AV>(acc + R * W)...};
     // With 256-bit registers the tree's additions run on the multiply-add units (simd::
@@ -194,79 +178,62 @@ struct kernels {
                                  tree_fits<K, (WT > 1 ? L / WT : 1), int(sizeof...(R))>;
     const TV one = simd::opaque_one<TV>();
     using XV = simd::vec<T, W>;  // the elements of one accumulator register
-    const index_type groups = cols / (K * L), runs = cols % (K * L) / L;
-    const int rest = int(cols % L);
-    for (index_type i = 0; i < rows; ++i) {
-      const T* const q = p + i * ld;
-      for (index_type g = 0; g < groups; ++g) {
-        if constexpr (Prefetch) prefetch_lines<K * L* int(sizeof(T))>(q + g * K * L, ahead);
-        if constexpr (tree_on_fma) {
-          TV t[L / WT];
-          block_tree<K, L, WT, true>(q + g * K * L, t, one);
-          ((r[R] += simd::widen<A>(
-                lanes_of<(R * W) % WT, W>(t[R * W / WT], std::make_index_sequence<W>{}))),
-           ...);
-        } else {
-          simd::vec<T, L> t[1];
-          block_tree<K, L, L>(q + g * K * L, t);
-          ((r[R] += simd::widen<A>(lanes_of<R * W, W>(t[0], std::make_index_sequence<W>{}))), ...);
-        }
-      }
-      const T* const x = q + groups * K * L;
-      for (index_type u = 0; u < runs; ++u)
-        ((r[R] += simd::widen<A>(simd::load<XV>(x + u * L + R * W))), ...);
-      // The last cols mod L elements, the lanes beyond them adding -0.0 (x + -0.0 is x for
-      // every x).
-      if (rest > 0)
-        ((r[R] += int(R) * W < rest ? simd::widen<A>(simd::load_first<XV>(
-                                          x + runs * L + R * W, rest - int(R) * W, T(-0.0)))
-                                    : AV{} + A(-0.0)),
+    const index_type groups = n / (K * L), runs = n % (K * L) / L;
+    const int rest = int(n % L);
+    for (index_type g = 0; g < groups; ++g) {
+      if constexpr (Prefetch) prefetch_lines<K * L* int(sizeof(T))>(q + g * K * L, ahead);
+      if constexpr (tree_on_fma) {
+        TV t[L / WT];
+        block_tree<K, L, WT, true>(q + g * K * L, t, one);
+        ((r[R] +=
+          simd::widen<A>(lanes_of<(R * W) % WT, W>(t[R * W / WT], std::make_index_sequence<W>{}))),
          ...);
+      } else {
+        simd::vec<T, L> t[1];
+        block_tree<K, L, L>(q + g * K * L, t);
+        ((r[R] += simd::widen<A>(lanes_of<R * W, W>(t[0], std::make_index_sequence<W>{}))), ...);
+      }
     }
+    const T* const x = q + groups * K * L;
+    for (index_type u = 0; u < runs; ++u)
+      ((r[R] += simd::widen<A>(simd::load<XV>(x + u * L + R * W))), ...);
+    // The last n mod L elements, the lanes beyond them adding -0.0 (x + -0.0 is x for
+    // every x).
+    if (rest > 0)
+      ((r[R] += int(R) * W < rest ? simd::widen<A>(simd::load_first<XV>(x + runs * L + R * W,
+                                                                        rest - int(R) * W, T(-0.0)))
+                                  : AV{} + A(-0.0)),
+       ...);
     (simd::store(acc + R * W, r[R]), ...);
   }
-  /// Compensated lanes: sums `groups` consecutive blocks of K x L elements from p (block_sums'
-  /// trees; K = 1: one element per lane) and adds each block's L lane sums into the lanes
-  /// (s[l], c[l]) with TwoSum, lane by lane, block after block: the operations and order of
-  /// compensated_sum_rule's step on each lane, so the same bits. The lanes live in vector
-  /// registers for the whole loop (the generic loop over 16 lanes compiled to scalar code: a
-  /// double sum of 2^16 elements in L2 read 48 GB/s against Eigen's 117 on a Zen 4 core).
-  /// With ahead > 0 each block first prefetches its cache lines `ahead` elements on; with
-  /// from_memory (the input is larger than the caches: kernel_plan::reduce_from_memory) the
-  /// blocks are read in address order. The bits are the same either way.
+  /// Compensated lanes: folds the run of n elements at p into the lanes (s[l], c[l]) as the
+  /// chunk fold reads a run: its n / (K L) blocks (block_sums' trees; K = 1: one element per
+  /// lane), each block's L lane sums added by TwoSum, lane by lane, block after block; then its
+  /// (n mod K L) / L runs of L elements, one per lane; then its last n mod L elements into
+  /// lanes 0, 1, ...: the operations and order of compensated_sum_rule's step on each lane, so
+  /// the same bits. The lanes live in vector registers for the whole run (the generic loop over
+  /// 16 lanes compiled to scalar code: a double sum of 2^16 elements in L2 read 48 GB/s against
+  /// Eigen's 117 on a Zen 4 core). With ahead > 0 each block first prefetches its cache lines
+  /// `ahead` elements on; with from_memory (the input is larger than the caches: kernel_plan::
+  /// reduce_from_memory) the blocks are read in address order. The bits are the same either way.
   /// \tparam K power of two  \tparam L lanes, a multiple of the target's lanes of T
   template <int K, int L, class T>
   requires(simd::bytes > 0 && std::is_floating_point_v<T> && simd::lanes<T> > 1 &&
            L % simd::lanes<T> == 0) TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE
-      static void block_fold_two_sum(const T* p, index_type groups, T* s, T* c,
-                                     index_type ahead = 0, bool from_memory = false) {
-    block_fold_two_sum_rows<K, L>(p, 0, 1, groups * K * L, s, c, ahead, from_memory);
-  }
-  /// block_fold_two_sum over `rows` rows of `cols` elements, row i at p + i ld, each row read
-  /// as the chunk fold reads a run: its cols / (K L) blocks, then its (cols mod K L) / L runs
-  /// of L elements one per lane, then its last cols mod L elements into lanes 0, 1, ..., each
-  /// by TwoSum; row after row, the lanes in registers throughout (block_fold_rows): the same
-  /// steps in the same order, so the same bits.
-  /// \tparam K power of two  \tparam L lanes, a multiple of the target's lanes of T
-  template <int K, int L, class T>
-  requires(simd::bytes > 0 && std::is_floating_point_v<T> && simd::lanes<T> > 1 &&
-           L % simd::lanes<T> == 0) TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE
-      static void block_fold_two_sum_rows(const T* p, index_type ld, index_type rows,
-                                          index_type cols, T* s, T* c, index_type ahead = 0,
-                                          bool from_memory = false) {
+      static void block_fold_two_sum(const T* p, index_type n, T* s, T* c, index_type ahead = 0,
+                                     bool from_memory = false) {
     constexpr int W = simd::lanes<T>;
     constexpr auto regs = std::make_index_sequence<L / W>{};
     if (ahead > 0)
-      two_sum_regs<K, L, W, true, false>(p, ld, rows, cols, s, c, ahead, regs);
+      two_sum_regs<K, L, W, true, false>(p, n, s, c, ahead, regs);
     else if (from_memory)
-      two_sum_regs<K, L, W, false, false>(p, ld, rows, cols, s, c, 0, regs);
+      two_sum_regs<K, L, W, false, false>(p, n, s, c, 0, regs);
     else
-      two_sum_regs<K, L, W, false, true>(p, ld, rows, cols, s, c, 0, regs);
+      two_sum_regs<K, L, W, false, true>(p, n, s, c, 0, regs);
   }
   template <int K, int L, int W, bool Prefetch, bool LaneOrder, class T, std::size_t... R>
   TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void two_sum_regs(
-      const T* p, index_type ld, index_type rows, index_type cols, T* s, T* c, index_type ahead,
-      std::index_sequence<R...>) {
+      const T* q, index_type n, T* s, T* c, index_type ahead, std::index_sequence<R...>) {
     using V = simd::vec<T, W>;
     constexpr int NR = int(sizeof...(R));
     V rs[NR] = {simd::load<V>(s + R * W)...};
@@ -292,81 +259,70 @@ struct kernels {
     // whole block in address order: the block spilled).
     constexpr bool on_fma = simd::adds_on_fma && tree_fits<K, NR, 2 * NR>;
     constexpr bool lane_fma = LaneOrder && !on_fma && simd::adds_on_fma && tree_fits<K, 1, 2 * NR>;
-    const index_type groups = cols / (K * L), runs = cols % (K * L) / L;
-    const int rest = int(cols % L);
-    for (index_type i = 0; i < rows; ++i) {
-      const T* const q = p + i * ld;
-      for (index_type g = 0; g < groups; ++g) {
-        if constexpr (Prefetch) prefetch_lines<K * L* int(sizeof(T))>(q + g * K * L, ahead);
-        if constexpr (lane_fma && K >= 2) {
-          V h[NR];
-          block_tree<K / 2, L, W, true, false>(q + g * K * L, h, one);
-          (rule::two_sum(
-               rs[R], rc[R],
-               simd::add_on_fma(
-                   h[R], lane_tree<K / 2, L, W>(q + g * K * L + K / 2 * L + R * W, one), one)),
-           ...);
-        } else if constexpr (lane_fma) {
-          (rule::two_sum(rs[R], rc[R], lane_tree<K, L, W>(q + g * K * L + R * W, one)), ...);
-        } else if constexpr (on_fma) {
-          V t[NR];
-          block_tree<K, L, W, true>(q + g * K * L, t, one);
-          (rule::two_sum(rs[R], rc[R], t[R]), ...);
-        } else {
-          simd::vec<T, L> t[1];
-          block_tree<K, L, L>(q + g * K * L, t);
-          (rule::two_sum(rs[R], rc[R], V(lanes_of<R * W, W>(t[0], std::make_index_sequence<W>{}))),
-           ...);
-        }
+    const index_type groups = n / (K * L), runs = n % (K * L) / L;
+    const int rest = int(n % L);
+    for (index_type g = 0; g < groups; ++g) {
+      if constexpr (Prefetch) prefetch_lines<K * L* int(sizeof(T))>(q + g * K * L, ahead);
+      if constexpr (lane_fma && K >= 2) {
+        V h[NR];
+        block_tree<K / 2, L, W, true, false>(q + g * K * L, h, one);
+        (rule::two_sum(
+             rs[R], rc[R],
+             simd::add_on_fma(h[R], lane_tree<K / 2, L, W>(q + g * K * L + K / 2 * L + R * W, one),
+                              one)),
+         ...);
+      } else if constexpr (lane_fma) {
+        (rule::two_sum(rs[R], rc[R], lane_tree<K, L, W>(q + g * K * L + R * W, one)), ...);
+      } else if constexpr (on_fma) {
+        V t[NR];
+        block_tree<K, L, W, true>(q + g * K * L, t, one);
+        (rule::two_sum(rs[R], rc[R], t[R]), ...);
+      } else {
+        simd::vec<T, L> t[1];
+        block_tree<K, L, L>(q + g * K * L, t);
+        (rule::two_sum(rs[R], rc[R], V(lanes_of<R * W, W>(t[0], std::make_index_sequence<W>{}))),
+         ...);
       }
-      const T* const x = q + groups * K * L;
-      for (index_type u = 0; u < runs; ++u)
-        (rule::two_sum(rs[R], rc[R], simd::load<V>(x + u * L + R * W)), ...);
-      // The last cols mod L elements: TwoSum in every lane, kept in lanes 0 .. rest - 1 only.
-      if (rest > 0) (two_sum_first(rs[R], rc[R], x + runs * L + R * W, rest - int(R) * W), ...);
     }
+    const T* const x = q + groups * K * L;
+    for (index_type u = 0; u < runs; ++u)
+      (rule::two_sum(rs[R], rc[R], simd::load<V>(x + u * L + R * W)), ...);
+    // The last n mod L elements: TwoSum in every lane, kept in lanes 0 .. rest - 1 only.
+    if (rest > 0) (two_sum_first(rs[R], rc[R], x + runs * L + R * W, rest - int(R) * W), ...);
     (simd::store(s + R * W, rs[R]), ...);
     (simd::store(c + R * W, rc[R]), ...);
   }
-  /// Folds `rows` rows of `cols` elements (row i at p + i ld) into the L lanes acc[0..L) with
-  /// one of Tessera's lane-wise operations (op_rule: acc[l] = op(acc[l], x)), each row as the
-  /// chunk fold reads a run (reduce/fold.hpp): its runs of L elements, one per lane, in
-  /// address order, then its last cols mod L elements into lanes 0, 1, ...; the lanes in
-  /// registers throughout. The same operations in the same order per lane, so the same bits
-  /// (NaNs and signed zeros included). Row by row through memory, a max of a 100 x 100 float
-  /// array took 0.96 us against 0.09 for the same elements in one run (Zen 5, native).
+  /// Folds the run of n elements at p into the L lanes acc[0..L) with one of Tessera's
+  /// lane-wise operations (op_rule: acc[l] = op(acc[l], x)) as the chunk fold reads a run
+  /// (reduce/fold.hpp): its runs of L elements, one per lane, in address order, then its last
+  /// n mod L elements into lanes 0, 1, ...; the lanes in registers throughout. The same
+  /// operations in the same order per lane, so the same bits (NaNs and signed zeros included).
   /// \tparam L lanes, a multiple of the target's lanes of T
   template <int L, class T, class Op>
   requires(simd::bytes > 0 && std::is_arithmetic_v<T> && simd::lanes<T> > 1 &&
            L % simd::lanes<T> == 0 &&
            lane_wise_op<Op>) TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE
-      static void op_fold_rows(const T* p, index_type ld, index_type rows, index_type cols, T* acc,
-                               const Op&) {
-    op_fold_regs<L, simd::lanes<T>>(p, ld, rows, cols, acc, ops::canonical_reduction<Op>{},
+      static void op_fold(const T* p, index_type n, T* acc, const Op&) {
+    op_fold_regs<L, simd::lanes<T>>(p, n, acc, ops::canonical_reduction<Op>{},
                                     std::make_index_sequence<L / simd::lanes<T>>{});
   }
   template <int L, int W, class T, class VOp, std::size_t... R>
   TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void op_fold_regs(
-      const T* p, index_type ld, index_type rows, index_type cols, T* acc, const VOp& op,
-      std::index_sequence<R...>) {
+      const T* q, index_type n, T* acc, const VOp& op, std::index_sequence<R...>) {
     using V = simd::vec<T, W>;
     V r[sizeof...(R)] = {simd::load<V>(acc + R * W)...};
-    const index_type runs = cols / L;
-    const int rest = int(cols % L);
-    for (index_type i = 0; i < rows; ++i) {
-      const T* const q = p + i * ld;
-      for (index_type g = 0; g < runs; ++g)
-        ((r[R] = op(r[R], simd::load<V>(q + g * L + R * W))), ...);
-      if (rest > 0) {
-        const T* const x = q + runs * L;
-        ((r[R] =
-              int(R) * W < rest
-                  ? simd::select_first(
-                        rest - int(R) * W,
-                        V(op(r[R], simd::load_first<V>(x + R * W, rest - int(R) * W, T(0)))), r[R])
-                  : r[R]),
-         ...);
-      }
+    const index_type runs = n / L;
+    const int rest = int(n % L);
+    for (index_type g = 0; g < runs; ++g)
+      ((r[R] = op(r[R], simd::load<V>(q + g * L + R * W))), ...);
+    if (rest > 0) {
+      const T* const x = q + runs * L;
+      ((r[R] = int(R) * W < rest
+                   ? simd::select_first(
+                         rest - int(R) * W,
+                         V(op(r[R], simd::load_first<V>(x + R * W, rest - int(R) * W, T(0)))), r[R])
+                   : r[R]),
+       ...);
     }
     (simd::store(acc + R * W, r[R]), ...);
   }

@@ -90,45 +90,29 @@ concept has_block_sums = requires(const T* p, const ignore_lanes& f) {
   backend<Space>::template block_sums<K, L>(p, f);
 };
 
-/// True when the backend of Space also folds whole runs of blocks into accumulator lanes
-/// (block_fold<K, L>(const T* p, index_type groups, A* acc): acc[l] += A(block lane l), block
-/// after block, accumulators kept in registers).
+/// True when the backend of Space folds a run into accumulator lanes with vector code, the
+/// lanes in registers (block_fold<K, L>(const T* p, index_type n, A* acc, index_type ahead):
+/// the n elements at p as the chunk fold reads a run: blocks of K x L, runs of L, the last
+/// elements into the first lanes; acc[l] += A(x)).
 template <class Space, class T, class A, int K, int L>
 concept has_block_fold = requires(const T* p, A* acc) {
-  backend<Space>::template block_fold<K, L>(p, index_type{}, acc);
+  backend<Space>::template block_fold<K, L>(p, index_type{}, acc, index_type{});
 };
 
-/// True when the backend of Space also folds whole runs of blocks into compensated lanes
-/// (block_fold_two_sum<K, L>(const T* p, index_type groups, T* s, T* c): TwoSum of each block
-/// lane into (s[l], c[l]), lanes kept in registers).
+/// True when the backend of Space folds a run into compensated lanes with vector code
+/// (block_fold_two_sum<K, L>(const T* p, index_type n, T* s, T* c, index_type ahead, bool
+/// from_memory): TwoSum of each step into (s[l], c[l]), the order of has_block_fold).
 template <class Space, class T, int K, int L>
 concept has_block_fold_two_sum = requires(const T* p, T* s) {
-  backend<Space>::template block_fold_two_sum<K, L>(p, index_type{}, s, s);
+  backend<Space>::template block_fold_two_sum<K, L>(p, index_type{}, s, s, index_type{}, false);
 };
 
-/// True when the backend of Space folds whole rows of blocks into accumulator lanes
-/// (block_fold_rows<K, L>(p, ld, rows, cols, acc, ahead): each row of cols elements as one
-/// run of the chunk fold, blocks, runs of L and the last elements; rows ld apart).
-template <class Space, class T, class A, int K, int L>
-concept has_block_fold_rows = requires(const T* p, A* acc) {
-  backend<Space>::template block_fold_rows<K, L>(p, index_type{}, index_type{}, index_type{}, acc,
-                                                 index_type{});
-};
-
-/// True when the backend of Space folds whole rows into compensated lanes
-/// (block_fold_two_sum_rows<K, L>(p, ld, rows, cols, s, c, ahead, from_memory)).
-template <class Space, class T, int K, int L>
-concept has_block_fold_two_sum_rows = requires(const T* p, T* s) {
-  backend<Space>::template block_fold_two_sum_rows<K, L>(p, index_type{}, index_type{},
-                                                         index_type{}, s, s, index_type{}, false);
-};
-
-/// True when the backend of Space folds whole rows into the lanes of op_rule<T, Op>
-/// (op_fold_rows<L>(p, ld, rows, cols, acc, op): each row of cols elements as one run of the
-/// chunk fold; rows ld apart): the CPU backends, for Tessera's lane-wise operations.
+/// True when the backend of Space folds a run into the lanes of op_rule<T, Op> with vector
+/// code (op_fold<L>(const T* p, index_type n, T* acc, const Op& op): runs of L, the last
+/// elements into the first lanes): the CPU backends, for Tessera's lane-wise operations.
 template <class Space, class T, class Op, int L>
-concept has_op_fold_rows = requires(const T* p, T* acc, const Op& op) {
-  backend<Space>::template op_fold_rows<L>(p, index_type{}, index_type{}, index_type{}, acc, op);
+concept has_op_fold = requires(const T* p, T* acc, const Op& op) {
+  backend<Space>::template op_fold<L>(p, index_type{}, acc, op);
 };
 
 /// True when the backend of Space sums runs of 4-byte integers of T exactly modulo 2^64
@@ -225,16 +209,13 @@ struct chunk_folder {
   /// Whether a raw operand's elements lie in memory in row-major order without gaps
   /// (dimensions of extent 1 may have any stride).
   KOKKOS_INLINE_FUNCTION bool contiguous() const {
-    if constexpr (is_raw_operand<E> && N >= 2) {
-      index_type span = ext[N - 1];
-      for (int d = N - 2; d >= 0; --d) {
-        if (ext[d] != 1 && e.r.s[d] != span) return false;
-        span *= ext[d];
-      }
-      return true;
-    } else {
-      return is_raw_operand<E>;
+    static_assert(is_raw_operand<E>, "contiguous: raw operands only");
+    index_type span = ext[N - 1];
+    for (int d = N - 2; d >= 0; --d) {
+      if (ext[d] != 1 && e.r.s[d] != span) return false;
+      span *= ext[d];
     }
+    return true;
   }
 
   /// Elements of slack a gather buffer has past its end (copy_run's whole-vector stores).
@@ -273,32 +254,16 @@ struct chunk_folder {
   /// section of a larger one (rows apart in memory) and any expression of the same values fold
   /// to the same bits. Calls run(get, j0, cnt), the piece's elements being get(j0), ...,
   /// get(j0 + cnt - 1), in order: every piece starts a multiple of G elements after lo and
-  /// holds whole groups of G, but the last. Raw operands without gaps (and rank 1) are one
-  /// piece, a contiguous_run; rows of other raw operands are read in place, each group that
-  /// crosses the end of a row first gathered into a buffer (a buffer_run). Other readables:
-  /// with FromMemory (a fold that reads its input through pointers: the CPU backends' vector
-  /// folds) evaluated into a buffer of gather_elements<G> at a time; else their rows read in
-  /// place through getters as raw operands are.
+  /// holds whole groups of G, but the last. Raw operands without gaps are one piece, a
+  /// contiguous_run. Otherwise, with FromMemory (a fold that reads its input through pointers:
+  /// the CPU backends' vector folds), the elements are gathered (rows of sections, by the
+  /// backend's copy_run) or evaluated into a buffer, gather_elements<G> at a time (buffer_run
+  /// pieces); without it, a rank-1 readable is one piece read through a getter, and rows are
+  /// read in place, each group that crosses the end of a row first gathered into a buffer.
   template <index_type G, bool FromMemory, class Run>
   KOKKOS_INLINE_FUNCTION void for_each_piece(index_type lo, index_type hi, Run&& run) const {
     if constexpr (is_raw_operand<E> && N == 1) {
       run(contiguous_run<value_type>{e.run()}, lo, hi - lo);
-    } else if constexpr (FromMemory) {
-      if constexpr (is_raw_operand<E>) {
-        if (contiguous()) {
-          run(contiguous_run<value_type>{e.r.p}, lo, hi - lo);
-          return;
-        }
-      }
-      constexpr index_type B = gather_elements<G>;
-      value_type buf[B + gather_slack];
-      for (index_type pos = lo; pos < hi; pos += B) {
-        const index_type cnt = hi - pos < B ? hi - pos : B;
-        gather(pos, cnt, buf);
-        run(buffer_run<value_type>{buf}, index_type(0), cnt);
-      }
-    } else if constexpr (N == 1) {
-      run([&](index_type j) -> value_type { return e(j); }, lo, hi - lo);
     } else {
       if constexpr (is_raw_operand<E>) {
         if (contiguous()) {
@@ -306,30 +271,42 @@ struct chunk_folder {
           return;
         }
       }
-      const index_type cols = ext[N - 1];
-      const index_type end = lo + (hi - lo) / G * G;  // the run's whole groups end here
-      value_type buf[G + gather_slack];
-      auto piece = [&](index_type pos, index_type cnt) {
-        if (pos % cols + cnt <= cols) {
-          run(row_run(pos / cols), pos % cols, cnt);
-        } else {
+      if constexpr (FromMemory) {
+        constexpr index_type B = gather_elements<G>;
+        value_type buf[B + gather_slack];
+        for (index_type pos = lo; pos < hi; pos += B) {
+          const index_type cnt = hi - pos < B ? hi - pos : B;
           gather(pos, cnt, buf);
           run(buffer_run<value_type>{buf}, index_type(0), cnt);
         }
-      };
-      for (index_type pos = lo; pos < end;) {
-        const index_type col = pos % cols;
-        index_type k = (cols - col) / G;  // whole groups left in this row
-        if (k == 0) {
-          piece(pos, G);
-          pos += G;
-        } else {
-          k = k < (end - pos) / G ? k : (end - pos) / G;
-          run(row_run(pos / cols), col, k * G);
-          pos += k * G;
+      } else if constexpr (N == 1) {
+        run([&](index_type j) -> value_type { return e(j); }, lo, hi - lo);
+      } else {
+        const index_type cols = ext[N - 1];
+        const index_type end = lo + (hi - lo) / G * G;  // the run's whole groups end here
+        value_type buf[G + gather_slack];
+        auto piece = [&](index_type pos, index_type cnt) {
+          if (pos % cols + cnt <= cols) {
+            run(row_run(pos / cols), pos % cols, cnt);
+          } else {
+            gather(pos, cnt, buf);
+            run(buffer_run<value_type>{buf}, index_type(0), cnt);
+          }
+        };
+        for (index_type pos = lo; pos < end;) {
+          const index_type col = pos % cols;
+          index_type k = (cols - col) / G;  // whole groups left in this row
+          if (k == 0) {
+            piece(pos, G);
+            pos += G;
+          } else {
+            k = k < (end - pos) / G ? k : (end - pos) / G;
+            run(row_run(pos / cols), col, k * G);
+            pos += k * G;
+          }
         }
+        if (end < hi) piece(end, hi - end);
       }
-      if (end < hi) piece(end, hi - end);
     }
   }
 
@@ -433,7 +410,8 @@ struct chunk_folder {
                   has_int32_sum<Space, value_type>) {
       // 32-bit integer sums: the backend's whole-run sums modulo 2^64, added in run order (any
       // order gives the same sum, so rows that follow each other in memory are one run: a
-      // 1000 x 10 int array took 3.7 us row by row, as one run 0.17).
+      // 1000 x 10 int array took 3.7 us row by row, as one run 0.17). Sections are read in
+      // place row by row (no gather: a 1000 x 1000 int section 41-47 us in place, 83 gathered).
       acc_type a = 0;
       auto run = [&](const auto& get, index_type j0, index_type cnt) {
         backend<Space>::int32_sum(get.data() + j0, cnt, a);
@@ -478,25 +456,23 @@ struct chunk_folder {
     auto ahead = [&](const auto& get) {
       return buffered(get) ? index_type(0) : prefetch;
     };
-    if constexpr (lane_add_rule<Rule> && has_block_fold_rows<Space, value_type, acc_type, K, L>) {
+    if constexpr (lane_add_rule<Rule> && has_block_fold<Space, value_type, acc_type, K, L>) {
       for_each_piece<G, true>(start, hi, [&](const auto& get, index_type j0, index_type cnt) {
-        backend<Space>::template block_fold_rows<K, L>(get.data() + j0, 0, 1, cnt, lanes.a,
-                                                       ahead(get));
+        backend<Space>::template block_fold<K, L>(get.data() + j0, cnt, lanes.a, ahead(get));
       });
       return lanes.combine(rule);
     } else if constexpr (two_sum_lanes_rule<Rule> &&
-                         has_block_fold_two_sum_rows<Space, value_type, K, L>) {
+                         has_block_fold_two_sum<Space, value_type, K, L>) {
       for_each_piece<G, true>(start, hi, [&](const auto& get, index_type j0, index_type cnt) {
-        backend<Space>::template block_fold_two_sum_rows<K, L>(get.data() + j0, 0, 1, cnt, lanes.s,
-                                                               lanes.c, ahead(get),
-                                                               from_memory && !buffered(get));
+        backend<Space>::template block_fold_two_sum<K, L>(
+            get.data() + j0, cnt, lanes.s, lanes.c, ahead(get), from_memory && !buffered(get));
       });
       return lanes.combine(rule);
     }
     if constexpr (is_op_rule<Rule>) {
-      if constexpr (has_op_fold_rows<Space, value_type, typename Rule::op_type, L>) {
+      if constexpr (has_op_fold<Space, value_type, typename Rule::op_type, L>) {
         for_each_piece<G, true>(start, hi, [&](const auto& get, index_type j0, index_type cnt) {
-          backend<Space>::template op_fold_rows<L>(get.data() + j0, 0, 1, cnt, lanes.a, rule.op);
+          backend<Space>::template op_fold<L>(get.data() + j0, cnt, lanes.a, rule.op);
         });
         return lanes.combine(rule);
       }
