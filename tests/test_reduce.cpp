@@ -627,6 +627,90 @@ TEST_CASE("rank 2: sums of arrays, sections and expressions of them agree bitwis
   }
 }
 
+/// Reductions of expression e against the same reductions of its values materialized in an
+/// array: the same bits. Every reduction (sum, mean, reduce with +, min, max) with All, else
+/// sum and max (fewer instantiations for the device builds).
+template <bool All = false, class E>
+void check_folds_as_materialized(const E& e) {
+  using T = typename E::value_type;
+  array<T, E::rank> m(e.get_extent());
+  m = e;
+  CHECK(bits(sum(e)) == bits(sum(m)));
+  CHECK(bits(max_value(e)) == bits(max_value(m)));
+  if constexpr (All) {
+    CHECK(bits(mean(e)) == bits(mean(m)));
+    CHECK(bits(reduce(e, T(0), plus<>{})) == bits(reduce(m, T(0), plus<>{})));
+    CHECK(bits(min_value(e)) == bits(min_value(m)));
+  }
+}
+
+/// The expressions of check_expression_folds on operands a, b (float) and c, d (double) of one
+/// extent: products (a fold that fused a product into its sum would round differently; every
+/// reduction), comparisons and where, a unary function of a difference, a conversion, and
+/// (rank >= 2) a shifted operand.
+template <class A, class C>
+void check_expression_set(const A& a, const A& b, const C& c, const C& d) {
+  check_folds_as_materialized<true>(a * b);
+  check_folds_as_materialized<true>(c * d);
+  check_folds_as_materialized(where(a > b, a, b * 2.f));
+  check_folds_as_materialized(relu(a - b));
+  check_folds_as_materialized(a * 0.1);  // float * double: a double expression
+  if constexpr (A::rank >= 2) {
+    index<A::rank> off;
+    off[A::rank - 1] = 1;
+    check_folds_as_materialized(shift(a, off, boundary::clamp) * b);
+  }
+}
+
+// Reductions read an expression's elements where they are computed (the CPU backends compute
+// W consecutive elements into one vector register when every operand is contiguous, and
+// otherwise evaluate them into a buffer; GPU backends one element at a time): whatever the
+// path, every reduction of an expression gives the bits of the same reduction of its values
+// materialized in an array, at every rank and length (lanes, blocks and chunks cut anywhere),
+// on contiguous operands and on sections of larger arrays (rows apart in memory).
+TEST_CASE("expressions fold to the bits of their values materialized: ranks 1-3, sections") {
+  for (long n : {1L, 3L, 16L, 17L, 255L, 256L, 257L, 1023L, 4099L, 65536L + 77, 3 * 65536L + 5}) {
+    CAPTURE(n);
+    const extent<1> x(n);
+    check_expression_set(make_array(x, random_data<float>(n)), make_array(x, random_data<float>(n)),
+                         make_array(x, random_data<double>(n)),
+                         make_array(x, random_data<double>(n)));
+  }
+  for (const auto& [rows, cols] : std::vector<std::pair<long, long>>{
+           {1, 1}, {5, 3}, {33, 17}, {7, 257}, {64, 64}, {3, 1000}, {300, 301}}) {
+    const long r = rows, c = cols;  // (Clang 14 cannot capture structured bindings)
+    CAPTURE(r);
+    CAPTURE(c);
+    const extent<2> x(r, c), wide(r, c + 3);
+    const auto a = make_array(x, random_data<float>(r * c));
+    const auto b = make_array(x, random_data<float>(r * c));
+    const auto cd = make_array(x, random_data<double>(r * c));
+    const auto dd = make_array(x, random_data<double>(r * c));
+    check_expression_set(a, b, cd, dd);
+    // The same values in sections of wider arrays: the same bits again.
+    array<float, 2> a2(wide), b2(wide);
+    array<double, 2> c2(wide), d2(wide);
+    const auto sec = [&](const auto& big) {
+      return big.section(index<2>(0, 2), x);
+    };
+    tessera::copy(a, sec(a2));
+    tessera::copy(b, sec(b2));
+    tessera::copy(cd, sec(c2));
+    tessera::copy(dd, sec(d2));
+    check_expression_set(sec(a2), sec(b2), sec(c2), sec(d2));
+    CHECK(bits(sum(sec(a2) * sec(b2))) == bits(sum(a * b)));
+    CHECK(bits(sum(sec(c2) * sec(d2))) == bits(sum(cd * dd)));
+    CHECK(bits(max_value(sec(a2) * sec(b2))) == bits(max_value(a * b)));
+  }
+  for (const auto& x : {extent<3>(2, 3, 17), extent<3>(4, 5, 300), extent<3>(1, 1, 70001)}) {
+    CAPTURE(to_string(x));
+    const long n = x.size();
+    const auto a = make_array(x, random_data<float>(n)), b = make_array(x, random_data<float>(n));
+    check_folds_as_materialized<true>(a * b);
+    check_folds_as_materialized(shift(a, index<3>(0, 1, -1), boundary::clamp) * b);
+  }
+}
+
 TEST_CASE("any readable: a computed rank-3 value (no storage) sums exactly") {
   for (auto e :
        {extent<3>(1, 1, 1), extent<3>(3, 7, 11), extent<3>(17, 13, 97), extent<3>(2, 3, 16411)}) {

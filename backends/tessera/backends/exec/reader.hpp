@@ -17,9 +17,13 @@ struct expression_reader {
   static constexpr int rank = E::rank;
   eval::eval<E> ev;
   extent<rank> ext;
-  bool flat = true;
+  /// flat_at(q) is element q of the row-major order (flat_readable; set by reader_scope).
+  bool flat = false;
   using ctx = eval::ectx<char, 1>;
   extent<rank> get_extent() const { return ext; }
+  /// Element q of the row-major order, read by flat index (only where `flat`): the loop the
+  /// compiler vectorizes, every operand read at q.
+  TESSERA_FORCEINLINE auto flat_at(index_type q) const { return ev.flat(ctx{}, q); }
   TESSERA_FORCEINLINE auto operator()(index_type i) const requires(rank == 1) {
     return ev.at(ctx{}, index<1>(i));
   }
@@ -31,6 +35,56 @@ struct expression_reader {
     return ev.at(ctx{}, index<3>(i, j, k));
   }
 };
+
+/// Whether eval::eval<E>::flat(c, q) reads element q of the row-major order of extent x: every
+/// terminal it reads by flat index (below unary, binary and where nodes) lies in memory in
+/// row-major order without gaps (a rank-1 operand always does). Other nodes' flat reads are
+/// right whatever the layout: shifts and generated nodes of rank >= 2 divide q back into an
+/// index, scalars ignore it, materialized nodes are contiguous temporaries.
+template <class E>
+struct flat_check {
+  template <class Ev, int N>
+  static bool ok(const Ev&, const extent<N>&) {
+    return true;
+  }
+};
+template <class A>
+struct flat_check<terminal<A>> {
+  template <class Ev, int N>
+  static bool ok(const Ev& ev, const extent<N>& x) {
+    index_type span = x[N - 1];
+    for (int d = N - 2; d >= 0; --d) {
+      if (x[d] != 1 && ev.r.s[d] != span) return false;
+      span *= x[d];
+    }
+    return true;
+  }
+};
+template <class Op, class A>
+struct flat_check<unary_node<Op, A>> {
+  template <class Ev, int N>
+  static bool ok(const Ev& ev, const extent<N>& x) {
+    return flat_check<A>::ok(ev.a, x);
+  }
+};
+template <class Op, class A, class B>
+struct flat_check<binary_node<Op, A, B>> {
+  template <class Ev, int N>
+  static bool ok(const Ev& ev, const extent<N>& x) {
+    return flat_check<A>::ok(ev.a, x) && flat_check<B>::ok(ev.b, x);
+  }
+};
+template <class Cn, class A, class B>
+struct flat_check<where_node<Cn, A, B>> {
+  template <class Ev, int N>
+  static bool ok(const Ev& ev, const extent<N>& x) {
+    return flat_check<Cn>::ok(ev.c, x) && flat_check<A>::ok(ev.a, x) && flat_check<B>::ok(ev.b, x);
+  }
+};
+template <class E, int N>
+bool flat_readable(const eval::eval<E>& ev, const extent<N>& x) {
+  return flat_check<E>::ok(ev, x);
+}
 
 /// Owns the temporaries of an expression_reader (host side) for the duration of a call; the
 /// expression's non-elementwise parts are materialized on `exec`.
@@ -45,6 +99,7 @@ struct reader_scope {
     materialize(exec, e, 0);
     reader.ev = eval::make_eval(e, 0, build_ctx{roles.data(), -1, {}, ws.temps.data(), ws.slot});
     reader.ext = e.get_extent();
+    reader.flat = flat_readable(reader.ev, reader.ext);
   }
   template <class N>
   void materialize(const Space& exec, const N& n, int id) {

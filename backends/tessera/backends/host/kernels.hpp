@@ -96,9 +96,10 @@ struct kernels {
   template <int K, int TR, int Acc>
   static constexpr bool tree_fits =
       int(std::bit_width(unsigned(K))) * TR + Acc + 1 <= simd::registers;
-  template <int K, int L, int W, bool OnFma = false, bool Fence = true, class T, class V, int NR>
-  TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void block_tree(const T* p, V (&out)[NR],
+  template <int K, int L, int W, bool OnFma = false, bool Fence = true, class P, class V, int NR>
+  TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void block_tree(const P& p, V (&out)[NR],
                                                                           const V& one = V{}) {
+    using T = simd::element_t<P>;
     if constexpr (K == 1) {
       for (int r = 0; r < NR; ++r) out[r] = simd::load<V>(p + r * W);
     } else {
@@ -119,8 +120,8 @@ struct kernels {
   /// One register's lanes of a block: the tree of the K vectors V at p, p + L, ..., p + (K - 1)
   /// L (block_tree's additions for those lanes, on the multiply-add units), returned by value
   /// so that the caller's lanes stay in registers.
-  template <int K, int L, int W, class T, class V>
-  TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static V lane_tree(const T* p, const V& one) {
+  template <int K, int L, int W, class P, class V>
+  TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static V lane_tree(const P& p, const V& one) {
     V t[1];
     block_tree<K, L, W, true, false>(p, t, one);
     return t[0];
@@ -136,6 +137,8 @@ struct kernels {
                                                      std::uintptr_t(ahead) * sizeof(T));
     for (int c = 0; c < (Bytes + line - 1) / line; ++c) simd::prefetch<2>(base, c * line);
   }
+  template <int Bytes, simd::element_source P>
+  TESSERA_HOST_FORCEINLINE static void prefetch_lines(const P&, index_type) {}
 
 #if defined(TESSERA_HOST_SHUFFLE)
   /// Folds the run of n elements at p into acc[0..L) as the chunk fold reads a run
@@ -148,22 +151,25 @@ struct kernels {
   /// kept them in memory, and a float sum's 256-bit build read 2^16 elements at 183 GB/s
   /// instead of 240 on a Zen 5 core. With ahead > 0 each block first prefetches its cache lines
   /// `ahead` elements further on into L2 (a fold from memory: kernel_plan::
-  /// reduce_prefetch_bytes); the sums are the same.
+  /// reduce_prefetch_bytes); the sums are the same. Here and in block_fold_two_sum and op_fold,
+  /// p is a pointer or a simd::element_source (an expression computed where it is read, W
+  /// elements per load: reduce/fold.hpp's flat_source), read alike.
   /// \tparam K power of two  \tparam L lanes, a multiple of the target's lanes of A
-  template <int K, int L, class T, class A>
-  requires(simd::bytes > 0 && std::is_arithmetic_v<T> && std::is_arithmetic_v<A> &&
+  template <int K, int L, class P, class A>
+  requires(simd::bytes > 0 && std::is_arithmetic_v<simd::element_t<P>> && std::is_arithmetic_v<A> &&
            simd::lanes<A> > 1 &&
            L % simd::lanes<A> == 0) TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE
-      static void block_fold(const T* p, index_type n, A* acc, index_type ahead = 0) {
+      static void block_fold(const P& p, index_type n, A* acc, index_type ahead = 0) {
     constexpr int W = simd::lanes<A>;
     if (ahead > 0)
       block_fold_regs<K, L, W, true>(p, n, acc, ahead, std::make_index_sequence<L / W>{});
     else
       block_fold_regs<K, L, W, false>(p, n, acc, 0, std::make_index_sequence<L / W>{});
   }
-  template <int K, int L, int W, bool Prefetch, class T, class A, std::size_t... R>
+  template <int K, int L, int W, bool Prefetch, class P, class A, std::size_t... R>
   TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void block_fold_regs(
-      const T* q, index_type n, A* acc, index_type ahead, std::index_sequence<R...>) {
+      const P& q, index_type n, A* acc, index_type ahead, std::index_sequence<R...>) {
+    using T = simd::element_t<P>;
     using AV = simd::vec<A, W>;
     AV r[sizeof...(R)] = {simd::load<AV>(acc + R * W)...};
     // With 256-bit registers the tree's additions run on the multiply-add units (simd::
@@ -194,7 +200,7 @@ struct kernels {
         ((r[R] += simd::widen<A>(lanes_of<R * W, W>(t[0], std::make_index_sequence<W>{}))), ...);
       }
     }
-    const T* const x = q + groups * K * L;
+    const P x = q + groups * K * L;
     for (index_type u = 0; u < runs; ++u)
       ((r[R] += simd::widen<A>(simd::load<XV>(x + u * L + R * W))), ...);
     // The last n mod L elements, the lanes beyond them adding -0.0 (x + -0.0 is x for
@@ -217,10 +223,10 @@ struct kernels {
   /// `ahead` elements on; with from_memory (the input is larger than the caches: kernel_plan::
   /// reduce_from_memory) the blocks are read in address order. The bits are the same either way.
   /// \tparam K power of two  \tparam L lanes, a multiple of the target's lanes of T
-  template <int K, int L, class T>
+  template <int K, int L, class P, class T = simd::element_t<P>>
   requires(simd::bytes > 0 && std::is_floating_point_v<T> && simd::lanes<T> > 1 &&
            L % simd::lanes<T> == 0) TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE
-      static void block_fold_two_sum(const T* p, index_type n, T* s, T* c, index_type ahead = 0,
+      static void block_fold_two_sum(const P& p, index_type n, T* s, T* c, index_type ahead = 0,
                                      bool from_memory = false) {
     constexpr int W = simd::lanes<T>;
     constexpr auto regs = std::make_index_sequence<L / W>{};
@@ -231,9 +237,9 @@ struct kernels {
     else
       two_sum_regs<K, L, W, false, true>(p, n, s, c, 0, regs);
   }
-  template <int K, int L, int W, bool Prefetch, bool LaneOrder, class T, std::size_t... R>
+  template <int K, int L, int W, bool Prefetch, bool LaneOrder, class P, class T, std::size_t... R>
   TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void two_sum_regs(
-      const T* q, index_type n, T* s, T* c, index_type ahead, std::index_sequence<R...>) {
+      const P& q, index_type n, T* s, T* c, index_type ahead, std::index_sequence<R...>) {
     using V = simd::vec<T, W>;
     constexpr int NR = int(sizeof...(R));
     V rs[NR] = {simd::load<V>(s + R * W)...};
@@ -284,7 +290,7 @@ struct kernels {
          ...);
       }
     }
-    const T* const x = q + groups * K * L;
+    const P x = q + groups * K * L;
     for (index_type u = 0; u < runs; ++u)
       (rule::two_sum(rs[R], rc[R], simd::load<V>(x + u * L + R * W)), ...);
     // The last n mod L elements: TwoSum in every lane, kept in lanes 0 .. rest - 1 only.
@@ -298,17 +304,17 @@ struct kernels {
   /// n mod L elements into lanes 0, 1, ...; the lanes in registers throughout. The same
   /// operations in the same order per lane, so the same bits (NaNs and signed zeros included).
   /// \tparam L lanes, a multiple of the target's lanes of T
-  template <int L, class T, class Op>
+  template <int L, class P, class Op, class T = simd::element_t<P>>
   requires(simd::bytes > 0 && std::is_arithmetic_v<T> && simd::lanes<T> > 1 &&
            L % simd::lanes<T> == 0 &&
            lane_wise_op<Op>) TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE
-      static void op_fold(const T* p, index_type n, T* acc, const Op&) {
+      static void op_fold(const P& p, index_type n, T* acc, const Op&) {
     op_fold_regs<L, simd::lanes<T>>(p, n, acc, ops::canonical_reduction<Op>{},
                                     std::make_index_sequence<L / simd::lanes<T>>{});
   }
-  template <int L, int W, class T, class VOp, std::size_t... R>
+  template <int L, int W, class P, class T, class VOp, std::size_t... R>
   TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void op_fold_regs(
-      const T* q, index_type n, T* acc, const VOp& op, std::index_sequence<R...>) {
+      const P& q, index_type n, T* acc, const VOp& op, std::index_sequence<R...>) {
     using V = simd::vec<T, W>;
     V r[sizeof...(R)] = {simd::load<V>(acc + R * W)...};
     const index_type runs = n / L;
@@ -316,7 +322,7 @@ struct kernels {
     for (index_type g = 0; g < runs; ++g)
       ((r[R] = op(r[R], simd::load<V>(q + g * L + R * W))), ...);
     if (rest > 0) {
-      const T* const x = q + runs * L;
+      const P x = q + runs * L;
       ((r[R] = int(R) * W < rest
                    ? simd::select_first(
                          rest - int(R) * W,
@@ -344,9 +350,10 @@ struct kernels {
   }
   /// TwoSum of the first n elements at y into lanes 0 .. n - 1 of (s, c); the other lanes and
   /// elements untouched (n <= 0: nothing).
-  template <class V, class T>
-  TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void two_sum_first(V& s, V& c, const T* y,
+  template <class V, class P>
+  TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void two_sum_first(V& s, V& c, const P& y,
                                                                              int n) {
+    using T = simd::element_t<P>;
     if (n <= 0) return;
     V ts = s, tc = c;
     tessera::backends::impl::compensated_sum_rule<T>::two_sum(ts, tc,

@@ -11,6 +11,7 @@
 
 #include <tessera/dsl/config.hpp>
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -205,6 +206,51 @@ TESSERA_HOST_FORCEINLINE V load_first(const T* p, int n, T fill) {
   for (int l = 0; l < W; ++l) b[l] = l < n ? p[l] : fill;
   return load<V>(b);
 }
+
+/// A source of elements that a fold reads like memory but computes where it reads them (an
+/// elementwise expression, reduce/fold.hpp): the vector folds take one in place of a pointer.
+/// s + i is the source i elements on; s.load_into(v) fills vector v with the W elements at s,
+/// s.load_first_into(v, n, fill) with its first n elements and `fill` beyond (only those n
+/// computed). A pointer is not one.
+template <class P>
+concept element_source = requires(const P& s, index_type i) {
+  typename P::value_type;
+  { s + i } -> std::same_as<P>;
+};
+/// The element type of a pointer or an element_source.
+template <class P>
+struct element_of {
+  using type = std::remove_cv_t<std::remove_pointer_t<P>>;
+};
+template <element_source P>
+struct element_of<P> {
+  using type = typename P::value_type;
+};
+template <class P>
+using element_t = typename element_of<P>::type;
+/// load and load_first of an element_source: its elements computed into a vector.
+#if defined(__clang__)  // (GCC's warning is off for the whole file, above)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wpsabi"
+#endif
+template <class V, element_source P>
+TESSERA_HOST_FORCEINLINE V load(const P& s) {
+  V v;
+  s.load_into(v);
+  return v;
+}
+template <class V, element_source P>
+TESSERA_HOST_FORCEINLINE V load_first(const P& s, int n, typename P::value_type fill) {
+  V v;
+  s.load_first_into(v, n, fill);
+  return v;
+}
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
+/// Nothing to prefetch in a source: its operands' reads are the compiler's.
+template <int Locality = 3, element_source P>
+TESSERA_HOST_FORCEINLINE void prefetch(const P&, long) {}
 
 /// Lane by lane, a where the lane's index is below n, else b.
 template <class V>

@@ -10,9 +10,12 @@
 #include <tessera/dsl/array.hpp>
 #include <tessera/dsl/readable.hpp>
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
+#include <utility>
 
 // On host compilers the chunk fold is kept out of line: compiled on its own, GCC keeps the
 // SIMD lanes in registers; inlined into Kokkos' loop it spills them. One call per chunk (2^16
@@ -63,6 +66,47 @@ struct raw_operand {
   KOKKOS_FORCEINLINE_FUNCTION index_type row_stride() const { return r.s[N >= 2 ? N - 2 : 0]; }
 };
 
+/// Keeps x as computed: the operation that produced it is not fused with the one that uses it (an
+/// empty `asm` that takes and gives back its register, on host passes of GCC and Clang; no
+/// instruction). A fold steps an expression's elements into its lanes: where the target has
+/// fused multiply-adds the compiler would contract a product of the expression with that
+/// addition, and the fold would round differently from the fold of the same values read from
+/// memory. T: float, double, or a GCC/Clang vector of them (a whole register, or memory);
+/// other types as they are. Device passes keep their compiler's contraction (their bits are
+/// their own).
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION void settle(T& x) {
+#if defined(__GNUC__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+  if constexpr (!std::is_integral_v<T>) {
+#if defined(__AVX512F__)
+    constexpr std::size_t reg = 64;
+#elif defined(__AVX__)
+    constexpr std::size_t reg = 32;
+#else
+    constexpr std::size_t reg = 16;
+#endif
+    constexpr bool scalar = std::is_same_v<T, float> || std::is_same_v<T, double>;
+    constexpr bool vector = !std::is_arithmetic_v<T> && sizeof(T) >= 16 && sizeof(T) <= reg &&
+                            (sizeof(T) & (sizeof(T) - 1)) == 0;
+#if defined(__x86_64__) && defined(__SSE2__)
+    if constexpr (scalar || vector)
+      asm("" : "+v"(x));
+    else
+      asm("" : "+m"(x));
+#elif defined(__aarch64__)
+    if constexpr (scalar || (vector && sizeof(T) == 16))
+      asm("" : "+w"(x));
+    else
+      asm("" : "+m"(x));
+#else
+    asm("" : "+m"(x));
+#endif
+  }
+#else
+  (void)x;
+#endif
+}
+
 /// A contiguous run of elements, read as get(j) = p[j]; data() exposes the run to a backend's
 /// vector block sums.
 template <class T>
@@ -76,6 +120,56 @@ struct contiguous_run {
 /// already in cache, so never prefetched.
 template <class T>
 struct buffer_run : contiguous_run<T> {};
+
+/// The elements of an expression read by flat index (a reader with flat_at(q), where its
+/// `flat` holds: element q of the row-major order) as a pointer-like source for the CPU vector
+/// folds (host simd::element_source): s + i, and W consecutive elements computed into one
+/// vector, which the compiler turns into the vector loads and operations of the expression
+/// (kept as computed by settle: rounded as in memory). The folds then read an expression as they
+/// read memory, its elements never stored.
+template <class R, class T>
+struct flat_source {
+  using value_type = T;
+  const R* e;
+  index_type pos;
+  KOKKOS_FORCEINLINE_FUNCTION flat_source operator+(index_type i) const { return {e, pos + i}; }
+  /// v = the W elements at this source (W: the lanes of V). Filled by reference, not returned:
+  /// V may be wider than the target's registers, and GCC notes an ABI change for every such
+  /// return value.
+  template <class V>
+  KOKKOS_FORCEINLINE_FUNCTION void load_into(V& v) const {
+    fill<V>(v, std::make_index_sequence<sizeof(V) / sizeof(T)>{});
+    settle(v);
+  }
+  template <class V, std::size_t... J>
+  KOKKOS_FORCEINLINE_FUNCTION void fill(V& v, std::index_sequence<J...>) const {
+    v = V{static_cast<T>(e->flat_at(pos + index_type(J)))...};
+  }
+  /// v = the first n elements (only those computed), `fill` in the other lanes.
+  template <class V>
+  KOKKOS_FORCEINLINE_FUNCTION void load_first_into(V& v, int n, T fill) const {
+    constexpr int W = int(sizeof(V) / sizeof(T));
+    T b[W];
+    for (int l = 0; l < W; ++l) b[l] = l < n ? static_cast<T>(e->flat_at(pos + l)) : fill;
+    std::memcpy(&v, b, sizeof(V));
+    settle(v);
+  }
+};
+/// A flat-readable expression as a run: get(j) its element j, data() its flat_source.
+template <class R, class T>
+struct flat_run {
+  const R* e;
+  KOKKOS_FORCEINLINE_FUNCTION T operator()(index_type j) const {
+    return static_cast<T>(e->flat_at(j));
+  }
+  KOKKOS_FORCEINLINE_FUNCTION flat_source<R, T> data() const { return {e, 0}; }
+};
+/// True for readables that can be read by flat index (exec::expression_reader).
+template <class E>
+concept flat_reader = requires(const E& e, index_type q) {
+  e.flat_at(q);
+  { e.flat } -> std::convertible_to<bool>;
+};
 
 /// A callable that takes the lanes of a block sum and drops them (the concept's probe; a named
 /// type rather than a lambda in an unevaluated operand, which some device front ends reject).
@@ -172,16 +266,30 @@ struct chunk_folder {
   /// block in address order.
   bool from_memory = false;
 
+  /// e(i...); for readables that compute their elements (expressions) kept as computed
+  /// (settle: not fused with the step that folds it), so an expression folds to the bits of
+  /// its values in memory.
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION value_type read(I... i) const {
+    if constexpr (is_raw_operand<E>)
+      return e(i...);
+    else {
+      value_type x = static_cast<value_type>(e(i...));
+      settle(x);
+      return x;
+    }
+  }
+
   /// Element q of the row-major order (two divisions for ranks 2 and 3).
   KOKKOS_INLINE_FUNCTION value_type at_linear(index_type q) const {
     if constexpr (N == 1) {
-      return e(q);
+      return read(q);
     } else if constexpr (N == 2) {
-      return e(q / ext[1], q % ext[1]);
+      return read(q / ext[1], q % ext[1]);
     } else {
       const index_type k = q % ext[2];
       q /= ext[2];
-      return e(q / ext[1], q % ext[1], k);
+      return read(q / ext[1], q % ext[1], k);
     }
   }
 
@@ -196,12 +304,12 @@ struct chunk_folder {
         return contiguous_run<value_type>{e.run(row / ext[1], row % ext[1])};
     } else if constexpr (N == 2) {
       return [this, row](index_type j) -> value_type {
-        return e(row, j);
+        return read(row, j);
       };
     } else {
       const index_type r0 = row / ext[1], r1 = row % ext[1];
       return [this, r0, r1](index_type j) -> value_type {
-        return e(r0, r1, j);
+        return read(r0, r1, j);
       };
     }
   }
@@ -260,7 +368,7 @@ struct chunk_folder {
   /// backend's copy_run) or evaluated into a buffer, gather_elements<G> at a time (buffer_run
   /// pieces); without it, a rank-1 readable is one piece read through a getter, and rows are
   /// read in place, each group that crosses the end of a row first gathered into a buffer.
-  template <index_type G, bool FromMemory, class Run>
+  template <index_type G, bool FromMemory, bool Sources = false, class Run>
   KOKKOS_INLINE_FUNCTION void for_each_piece(index_type lo, index_type hi, Run&& run) const {
     if constexpr (is_raw_operand<E> && N == 1) {
       run(contiguous_run<value_type>{e.run()}, lo, hi - lo);
@@ -268,6 +376,12 @@ struct chunk_folder {
       if constexpr (is_raw_operand<E>) {
         if (contiguous()) {
           run(contiguous_run<value_type>{e.r.p}, lo, hi - lo);
+          return;
+        }
+      }
+      if constexpr (FromMemory && Sources && flat_reader<E>) {
+        if (e.flat) {
+          run(flat_run<E, value_type>{&e}, lo, hi - lo);
           return;
         }
       }
@@ -280,7 +394,7 @@ struct chunk_folder {
           run(buffer_run<value_type>{buf}, index_type(0), cnt);
         }
       } else if constexpr (N == 1) {
-        run([&](index_type j) -> value_type { return e(j); }, lo, hi - lo);
+        run([&](index_type j) -> value_type { return read(j); }, lo, hi - lo);
       } else {
         const index_type cols = ext[N - 1];
         const index_type end = lo + (hi - lo) / G * G;  // the run's whole groups end here
@@ -453,17 +567,19 @@ struct chunk_folder {
     auto buffered = [](const auto& get) {
       return std::is_same_v<std::decay_t<decltype(get)>, buffer_run<value_type>>;
     };
+    // Runs in the operand's memory prefetch as the plan says; buffers are in cache, and the
+    // operands of an expression read by flat index are the hardware prefetchers'.
     auto ahead = [&](const auto& get) {
-      return buffered(get) ? index_type(0) : prefetch;
+      return std::is_same_v<std::decay_t<decltype(get)>, contiguous_run<value_type>> ? prefetch : 0;
     };
     if constexpr (lane_add_rule<Rule> && has_block_fold<Space, value_type, acc_type, K, L>) {
-      for_each_piece<G, true>(start, hi, [&](const auto& get, index_type j0, index_type cnt) {
+      for_each_piece<G, true, true>(start, hi, [&](const auto& get, index_type j0, index_type cnt) {
         backend<Space>::template block_fold<K, L>(get.data() + j0, cnt, lanes.a, ahead(get));
       });
       return lanes.combine(rule);
     } else if constexpr (two_sum_lanes_rule<Rule> &&
                          has_block_fold_two_sum<Space, value_type, K, L>) {
-      for_each_piece<G, true>(start, hi, [&](const auto& get, index_type j0, index_type cnt) {
+      for_each_piece<G, true, true>(start, hi, [&](const auto& get, index_type j0, index_type cnt) {
         backend<Space>::template block_fold_two_sum<K, L>(
             get.data() + j0, cnt, lanes.s, lanes.c, ahead(get), from_memory && !buffered(get));
       });
@@ -471,9 +587,10 @@ struct chunk_folder {
     }
     if constexpr (is_op_rule<Rule>) {
       if constexpr (has_op_fold<Space, value_type, typename Rule::op_type, L>) {
-        for_each_piece<G, true>(start, hi, [&](const auto& get, index_type j0, index_type cnt) {
-          backend<Space>::template op_fold<L>(get.data() + j0, cnt, lanes.a, rule.op);
-        });
+        for_each_piece<G, true, true>(
+            start, hi, [&](const auto& get, index_type j0, index_type cnt) {
+              backend<Space>::template op_fold<L>(get.data() + j0, cnt, lanes.a, rule.op);
+            });
         return lanes.combine(rule);
       }
     }
