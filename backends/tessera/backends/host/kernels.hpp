@@ -646,10 +646,12 @@ struct kernels {
                                                          index_type th, index_type tw,
                                                          index_type group) {
     constexpr int B = transpose_block_size;
-    for (index_type jg = 0; jg < tw; jg += group)
+    for (index_type jg = 0; jg < tw; jg += group) {
+      const index_type blocks = ((tw < jg + group ? tw : jg + group) - jg + B - 1) / B;
       for (index_type ib = 0; ib < th; ib += B)
-        for (index_type jb = jg; jb < tw && jb < jg + group; jb += B)
-          transpose_block(src + (oj + jb) * lds + oi + ib, lds, buf + ib * tw + jb, tw, false);
+        transpose_blocks(src + (oj + jg) * lds + oi + ib, lds, buf + ib * tw + jg, tw, blocks,
+                         false);
+    }
   }
   /// Staged transposes: each tile (plan.tile) is walked in B x B blocks (B = plan.staged_block);
   /// every staged operand block is transposed into its scratch slot through vector registers,
@@ -727,8 +729,12 @@ struct kernels {
                 c.oj = oj + jb;
                 const index_type bi = ni - ib < B ? ni - ib : B, bj = nj - jb < B ? nj - jb : B;
                 if (plain != nullptr && bi == B && bj == B) {
-                  transpose_block(plain + c.oj * plain_ld + c.oi, plain_ld, dst(c.oi, c.oj), ldd,
-                                  stream_blocks);
+                  // This block and the full ones after it in the group, in one call.
+                  const index_type jend = nj < jg + group ? nj : jg + group;
+                  const index_type blocks = (jend - jb) / B;
+                  transpose_blocks(plain + c.oj * plain_ld + c.oi, plain_ld, dst(c.oi, c.oj), ldd,
+                                   blocks, stream_blocks);
+                  jb += (blocks - 1) * B;
                   continue;
                 }
                 if (plain != nullptr && rows >= B && cols >= B) {

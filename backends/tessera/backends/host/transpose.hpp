@@ -49,7 +49,40 @@ TESSERA_HOST_FORCEINLINE void swap_blocks(V& a, V& c, std::index_sequence<J...>)
   c = hi;
 }
 
+/// Lanes (q, q + 1) of a and b, interleaved, within each 4-lane (16-byte) group g:
+/// a[4g + q], b[4g + q], a[4g + q + 1], b[4g + q + 1] (x86 unpcklps / unpckhps for q = 0 / 2).
+template <int Q, class V, std::size_t... J>
+TESSERA_HOST_FORCEINLINE V interleave4(const V& a, const V& b, std::index_sequence<J...>) {
+  constexpr int N = int(sizeof...(J));
+  return __builtin_shufflevector(
+      a, b, (int(J) / 4 * 4 + Q + int(J) % 4 / 2 + (int(J) % 2 == 1 ? N : 0))...);
+}
+/// Within each 4-lane group: lanes (h, h + 1) of a, then lanes (h, h + 1) of b, for 4-byte
+/// lanes (h = 0 or 2): shuffled as 8-byte lanes (x86 punpcklqdq / punpckhqdq, NEON zip of
+/// 64-bit halves; spelled on 4-byte lanes, GCC's AVX-512 builds used a two-source permute with
+/// an index register instead).
+template <int H, class V, std::size_t... M>
+TESSERA_HOST_FORCEINLINE V halves4(const V& a, const V& b, std::index_sequence<M...>) {
+  constexpr int NL = int(sizeof...(M));  // 8-byte lanes
+  using W = simd::vec<std::uint64_t, NL>;
+  W a8, b8;
+  std::memcpy(&a8, &a, sizeof(V));
+  std::memcpy(&b8, &b, sizeof(V));
+  const W r =
+      __builtin_shufflevector(a8, b8, ((int(M) % 2 == 0 ? 0 : NL) + int(M) / 2 * 2 + H / 2)...);
+  V out;
+  std::memcpy(&out, &r, sizeof(V));
+  return out;
+}
+
 /// In-register N x N transpose: r[k] = row k in, row k out of the transpose.
+/// Stage B swaps the off-diagonal B x B blocks of every 2B x 2B block (the bit of the row
+/// index worth B with that of the column index; the stages commute). For 4-byte elements in
+/// rows of 4 or 8 lanes the last two stages are instead the 4 x 4 transposes of every 16-byte
+/// group, by interleaves (the classic unpcklps / unpckhps then 64-bit unpacks): stage 1 alone
+/// took two operations per row on x86 without AVX-512 (a shuffle and a blend), these take one
+/// (an 8 x 8 block of floats at x86-64-v3: 24 shuffles instead of 32 and 8 blends; a 999 x 666
+/// transpose, bound by its loads, ran no faster for it on a Zen 5 core).
 template <class T, int N>
 TESSERA_HOST_FORCEINLINE void transpose_rows(row_vec<T, N> r[N]) {
   auto stage = [&](auto b) {
@@ -59,8 +92,24 @@ TESSERA_HOST_FORCEINLINE void transpose_rows(row_vec<T, N> r[N]) {
   };
   if constexpr (N >= 16) stage(std::integral_constant<int, 8>{});
   if constexpr (N >= 8) stage(std::integral_constant<int, 4>{});
-  if constexpr (N >= 4) stage(std::integral_constant<int, 2>{});
-  stage(std::integral_constant<int, 1>{});
+  if constexpr (sizeof(T) == 4 && (N == 4 || N == 8)) {
+    constexpr auto lanes = std::make_index_sequence<N>{};
+    constexpr auto pairs = std::make_index_sequence<N / 2>{};
+    for (int g = 0; g < N; g += 4) {
+      using V = row_vec<T, N>;
+      const V t0 = interleave4<0>(r[g], r[g + 1], lanes);
+      const V t1 = interleave4<0>(r[g + 2], r[g + 3], lanes);
+      const V t2 = interleave4<2>(r[g], r[g + 1], lanes);
+      const V t3 = interleave4<2>(r[g + 2], r[g + 3], lanes);
+      r[g] = halves4<0>(t0, t1, pairs);
+      r[g + 1] = halves4<2>(t0, t1, pairs);
+      r[g + 2] = halves4<0>(t2, t3, pairs);
+      r[g + 3] = halves4<2>(t2, t3, pairs);
+    }
+  } else {
+    if constexpr (N >= 4) stage(std::integral_constant<int, 2>{});
+    stage(std::integral_constant<int, 1>{});
+  }
 }
 
 /// The N x N sub-block at `in` (row stride ld) transposed in registers, output row k handed
@@ -73,6 +122,13 @@ TESSERA_HOST_FORCEINLINE void transpose_sub_block(const T* in, std::ptrdiff_t ld
                                                   const Store& store, std::index_sequence<K...>) {
   using V = row_vec<E, N>;
   V r[N] = {simd::load<V>(in + std::ptrdiff_t(K) * ld)...};
+#if defined(TESSERA_HOST_X86_SIMD)
+  // Each row loaded whole: GCC otherwise folds the first stage (the 16-byte halves of rows k
+  // and k + N / 2) into the loads, twice as many of them, each crossing a line as often where
+  // the rows are not aligned (999 x 666 floats at x86-64-v3 on a Zen 5 core, one call, best of 300
+  // alternated with OpenBLAS' somatcopy: 0.87-0.89x -> 0.94-0.98x its speed).
+  for (int k = 0; k < N; ++k) asm("" : "+v"(r[k]));
+#endif
   transpose_rows<E, N>(r);
   (store(int(K), r[K]), ...);
 }
@@ -177,14 +233,19 @@ inline bool block_rows_line_aligned(const T* out, std::ptrdiff_t ldo) {
          (ldo * std::ptrdiff_t(sizeof(T))) % 64 == 0;
 }
 
-/// out[ii * ldo + r] = in[r * ld + ii] for r, ii in [0, B), B = transpose_block_size: the B x B
-/// block at `in` (row stride `ld` elements) transposed to `out` (row stride `ldo`). With
-/// `stream`, the B rows of `out` are written with non-temporal stores (out must then satisfy
-/// streamable() and ldo keep every row 64-byte aligned).
+/// out[ii * ldo + r] = in[r * ld + ii] for r, ii in [0, B), B = transpose_block_size, for each
+/// of `count` blocks along a row of blocks of the output: block k is the B x B block at
+/// in + k B ld (row stride `ld` elements) transposed to out + k B (row stride `ldo`). With
+/// `stream`, the rows of `out` are written with non-temporal stores (out must then satisfy
+/// streamable() and ldo keep every row 64-byte aligned). One call per row of blocks: the
+/// choice of kernel and the block's address arithmetic once, not once per block (a call per
+/// block spent about a third of a 999 x 666 float transpose in its prologue on a Zen 5 core,
+/// x86-64-v3).
 template <class T>
-inline void transpose_block(const T* in, std::ptrdiff_t ld, T* out, std::ptrdiff_t ldo,
-                            bool stream = false) {
+inline void transpose_blocks(const T* in, std::ptrdiff_t ld, T* out, std::ptrdiff_t ldo,
+                             std::ptrdiff_t count, bool stream = false) {
   constexpr int B = transpose_block_size;
+  const std::ptrdiff_t step_in = std::ptrdiff_t(B) * ld;
 #if defined(TESSERA_HOST_SHUFFLE)
   // N x N sub-blocks of one vector register per row, N = the target's vector width in T
   // (at most a 64-byte line): the whole block for 4-byte types on AVX-512, four 8 x 8 blocks
@@ -202,24 +263,42 @@ inline void transpose_block(const T* in, std::ptrdiff_t ld, T* out, std::ptrdiff
     // ones; 96 x 96 531-661 ns.
     if constexpr (VB == 64) {
       if (!stream && !block_rows_line_aligned(out, ldo)) {
-        impl::transpose_block_rows<32>(in, ld, out, ldo, false);
+        for (std::ptrdiff_t k = 0; k < count; ++k)
+          impl::transpose_block_rows<32>(in + k * step_in, ld, out + k * B, ldo, false);
         return;
       }
     }
-    impl::transpose_block_rows<VB>(in, ld, out, ldo, stream);
-    return;
-  }
-#endif
-  if (stream) {
-    alignas(64) T line[B];
-    for (int ii = 0; ii < B; ++ii) {
-      for (int r = 0; r < B; ++r) line[r] = in[r * ld + ii];
-      store_row(out + ii * ldo, line, true);
+    if (stream) {
+      for (std::ptrdiff_t k = 0; k < count; ++k)
+        impl::transpose_block_rows<VB>(in + k * step_in, ld, out + k * B, ldo, true);
+    } else {
+      for (std::ptrdiff_t k = 0; k < count; ++k)
+        impl::transpose_block_rows<VB>(in + k * step_in, ld, out + k * B, ldo, false);
     }
     return;
   }
-  for (int r = 0; r < B; ++r)
-    for (int ii = 0; ii < B; ++ii) out[ii * ldo + r] = in[r * ld + ii];
+#endif
+  for (std::ptrdiff_t k = 0; k < count; ++k) {
+    const T* const bin = in + k * step_in;
+    T* const bout = out + k * B;
+    if (stream) {
+      alignas(64) T line[B];
+      for (int ii = 0; ii < B; ++ii) {
+        for (int r = 0; r < B; ++r) line[r] = bin[r * ld + ii];
+        store_row(bout + ii * ldo, line, true);
+      }
+    } else {
+      for (int r = 0; r < B; ++r)
+        for (int ii = 0; ii < B; ++ii) bout[ii * ldo + r] = bin[r * ld + ii];
+    }
+  }
+}
+
+/// One block: transpose_blocks with count 1.
+template <class T>
+inline void transpose_block(const T* in, std::ptrdiff_t ld, T* out, std::ptrdiff_t ldo,
+                            bool stream = false) {
+  transpose_blocks(in, ld, out, ldo, 1, stream);
 }
 
 #if defined(TESSERA_HOST_SHUFFLE)
