@@ -279,11 +279,7 @@ requires impl::is_array_like<D>::value void histogram(const Space& exec, const E
     // An array or view whose elements are contiguous is counted in one flat run (no index
     // arithmetic per element); anything else element by element in row-major order.
     if constexpr (requires { src.r.s; } && E::rank > 1) {
-      index_type s[E::rank];
-      tessera::impl::contiguous_strides(x, s);
-      bool flat = true;
-      for (int d = 0; d + 1 < E::rank; ++d) flat = flat && src.r.s[d] == s[d];
-      if (flat) {
+      if (tessera::impl::row_major_contiguous(x, src.r.s)) {
         launch(backends::impl::contiguous_run<T>{src.r.p}, extent<1>(n));
         return;
       }

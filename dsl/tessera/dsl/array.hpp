@@ -143,6 +143,19 @@ TESSERA_INLINE constexpr void contiguous_strides(const extent<N>& e, index_type*
   for (int d = N - 2; d >= 0; --d) s[d] = s[d + 1] * e[d + 1];
 }
 
+/// True when strides s (elements, the last dimension's 1) lay extent e out in row-major order
+/// without gaps; dimensions of extent 0 or 1 may have any stride (no element is addressed
+/// through it).
+template <int N>
+TESSERA_INLINE constexpr bool row_major_contiguous(const extent<N>& e, const index_type* s) {
+  index_type span = e[N - 1];
+  for (int d = N - 2; d >= 0; --d) {
+    if (e[d] > 1 && s[d] != span) return false;
+    span *= e[d];
+  }
+  return true;
+}
+
 /// Throws the error for host code touching an element of device memory directly.
 [[noreturn]] inline void device_memory_on_host(const char* what) {
   throw usage_error(std::string("tessera::") + what +

@@ -304,11 +304,7 @@ class array_view {
 
   /// True when the elements are contiguous in row-major order.
   bool contiguous() const {
-    index_type s[N];
-    impl::contiguous_strides(extent, s);
-    for (int d = 0; d + 1 < N; ++d)
-      if (extent[d] > 1 && stride_[d] != s[d]) return false;
-    return true;
+    return impl::row_major_contiguous(extent, stride_);
   }
   /// The memory of the view (device pointer, extents, strides, element size): what aliasing
   /// checks compare. Allocates nothing.

@@ -52,12 +52,7 @@ template <class A>
 struct flat_check<terminal<A>> {
   template <class Ev, int N>
   static bool ok(const Ev& ev, const extent<N>& x) {
-    index_type span = x[N - 1];
-    for (int d = N - 2; d >= 0; --d) {
-      if (x[d] != 1 && ev.r.s[d] != span) return false;
-      span *= x[d];
-    }
-    return true;
+    return tessera::impl::row_major_contiguous(x, ev.r.s);
   }
 };
 template <class Op, class A>

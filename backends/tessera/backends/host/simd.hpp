@@ -248,10 +248,6 @@ TESSERA_HOST_FORCEINLINE V load_first(const P& s, int n, typename P::value_type 
 #if defined(__clang__)
 #pragma clang diagnostic pop
 #endif
-/// Nothing to prefetch in a source: its operands' reads are the compiler's.
-template <int Locality = 3, element_source P>
-TESSERA_HOST_FORCEINLINE void prefetch(const P&, long) {}
-
 /// Lane by lane, a where the lane's index is below n, else b.
 template <class V>
 TESSERA_HOST_FORCEINLINE V select_first(int n, const V& a, const V& b) {

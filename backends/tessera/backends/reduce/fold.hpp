@@ -318,12 +318,7 @@ struct chunk_folder {
   /// (dimensions of extent 1 may have any stride).
   KOKKOS_INLINE_FUNCTION bool contiguous() const {
     static_assert(is_raw_operand<E>, "contiguous: raw operands only");
-    index_type span = ext[N - 1];
-    for (int d = N - 2; d >= 0; --d) {
-      if (ext[d] != 1 && e.r.s[d] != span) return false;
-      span *= ext[d];
-    }
-    return true;
+    return tessera::impl::row_major_contiguous(ext, e.r.s);
   }
 
   /// Elements of slack a gather buffer has past its end (copy_run's whole-vector stores).
