@@ -194,12 +194,14 @@ TEST_CASE("mapping pass: a staged transpose walks its operand rows in groups tha
 }
 
 TEST_CASE("tile_reduce line: narrowed to one cache line where the rows crowd L2") {
-  auto line_of = [](int R, std::int64_t out_cols, int line, int vec, std::size_t l2) {
+  auto line_of = [](int R, std::int64_t out_cols, int line, int vec, std::size_t l2,
+                    std::size_t l1d = 32768, int in_flight = 0) {
     auto t = cpu_target();
     t.tile_reduce.line_bytes = line;
     t.tile_reduce.vector_bytes = vec;
-    t.l1d_bytes = 32768;
+    t.l1d_bytes = l1d;
     t.l2_bytes = l2;
+    t.row_prefetch_bytes = in_flight;
     graph_node n;
     n.traits = tile_reduce_t;
     n.reduce_tile[0] = R;
@@ -216,10 +218,20 @@ TEST_CASE("tile_reduce line: narrowed to one cache line where the rows crowd L2"
   CHECK(line_of(4, 2048, 256, 32, 512 << 10).bytes == 256);
   // AVX-512 lines (1 KiB of 16 vectors): the kernel has lines down to a quarter, 256 bytes.
   CHECK(line_of(16, 512, 1024, 64, 512 << 10).bytes == 256);
-  // Without crowding, the L1 rule alone: 16 rows x 1 KiB > 8 KiB -> 512 bytes.
+  // Without crowding, the L1 rule alone: 16 rows x 1 KiB > a third of 32 KiB -> 512 bytes;
+  // a third of 48 KiB holds them -> 1 KiB.
   CHECK(line_of(16, 512, 1024, 64, 1 << 20).bytes == 512);
+  CHECK(line_of(16, 512, 1024, 64, 1 << 20, 48 << 10).bytes == 1024);
   // Prefetching two lines ahead stays while the rows' lines fit an eighth of L2.
   CHECK(line_of(16, 512, 256, 32, 512 << 10).prefetch_lines == 2);
+  CHECK(line_of(16, 512, 256, 32, 16 << 10).prefetch_lines == 0);
+  // With 4 KiB to keep in flight: 256-byte lines of 2, 4 and 16 rows prefetch 8, 4 and 2
+  // lines ahead; 1 KiB lines of 4 rows 2 (never fewer); 64-byte lines of 16 rows (crowded) 4.
+  CHECK(line_of(2, 4096, 256, 32, 1 << 20, 48 << 10, 4096).prefetch_lines == 8);
+  CHECK(line_of(4, 2048, 256, 32, 1 << 20, 48 << 10, 4096).prefetch_lines == 4);
+  CHECK(line_of(16, 512, 256, 32, 1 << 20, 48 << 10, 4096).prefetch_lines == 2);
+  CHECK(line_of(4, 2048, 1024, 64, 1 << 20, 48 << 10, 4096).prefetch_lines == 2);
+  CHECK(line_of(16, 512, 256, 32, 512 << 10, 48 << 10, 4096).prefetch_lines == 4);
 }
 
 }  // namespace

@@ -165,7 +165,8 @@ struct target {
   /// CPUs: elementwise row loops (sections, shifts, generated operands) moving at least
   /// row_prefetch_min_bytes (inputs and output) prefetch each input buffer's leading row
   /// row_prefetch_bytes ahead (0: never), compiled for vectors of memory_rows_vector_bytes
-  /// (0: the build's widest)
+  /// (0: the build's widest); tile_reduce's lines prefetch at least row_prefetch_bytes over
+  /// all the rows of a tile (codegen::tile_reduce_line)
   std::size_t row_prefetch_min_bytes = 0;
   int row_prefetch_bytes = 0;
   int memory_rows_vector_bytes = 0;

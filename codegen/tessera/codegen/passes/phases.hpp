@@ -180,17 +180,22 @@ inline matmul_tiles generic_matmul_tiles(const target& t, const graph_node& mm) 
 /// The line of the CPU tile_reduce (R x C tiles): bytes of each input row combined in vector
 /// registers per step, and how many lines ahead each load prefetches the same row into L2. The
 /// target's line (16 vectors where 32 registers hold the accumulators), halved (at most twice,
-/// never below a tile row) while the R rows of one line would span more than a quarter of L1d:
+/// never below a tile row) while the R rows of one line would span more than a third of L1d:
 /// rows a power-of-two stride apart share L1 sets, and the lines of many rows then evict each
 /// other before the hardware prefetcher's next ones arrive. The software prefetch goes to L2,
-/// not L1, for the same reason (in L1 it evicts the lines being combined), two lines ahead:
-/// R rows x 2 lines in flight cover the memory latency for every R (one line ahead was short
-/// for 2x2 tiles); only while those lines fit in an eighth of L2.
+/// not L1, for the same reason (in L1 it evicts the lines being combined), at least two lines
+/// ahead and, over the R rows, at least the bytes one core's memory bandwidth brings in during
+/// one memory latency (target::row_prefetch_bytes, 4 KiB); only while those lines fit in an
+/// eighth of L2.
 /// Measured on a 2-core AMD EPYC Zen 4 (32 KiB L1d, 1 MiB L2, 8192^2 floats, one core, a loop
 /// nest like line_rows'): tile_mean 16x16 17 -> 21.6 GB/s with 512-byte instead of 1 KiB
 /// lines (256 B alike); against no prefetch, two lines ahead into L2: 16x16 22.0 -> 24.3-26.8,
 /// 4x4 23.3 -> 28.5, 2x2 18.8 -> 22.2 GB/s, while a prefetch into L1 costs 2x2 and 16x16 up to
-/// 15 %.
+/// 15 %. On a Zen 5 core (48 KiB L1d), 16 rows of 1 KiB lines (a third of L1d) are faster than
+/// 512-byte ones: 16x16 1.02-1.04x Eigen instead of 0.98-1.00x (tessera-peers, 512-bit
+/// vectors, three alternated runs). Its x86-64-v3 build (256-byte lines): two lines ahead left
+/// 4x4 at 0.90-0.95x Eigen (1 KiB in flight per step of its 4 rows), four 1.02-1.04x; 2x2
+/// 1.03-1.11x at two lines, 1.34-1.35x at eight (4 KiB); 16x16 1.01-1.06x at two to eight.
 /// On a Zen 3 core (512 KiB L2; AVX2, 256-byte lines), where 16 rows 32 KiB apart fill L2's
 /// sets for them: tile_mean 16x16 of 8192^2 floats 0.57-0.68x Eigen with 256-byte lines,
 /// 0.95-1.03x with 64-byte lines (three rounds, Tessera's kernel, same process as Eigen).
@@ -213,12 +218,14 @@ inline reduce_line tile_reduce_line(const target& t, const graph_node& tr) {
   const bool crowded = t.l2_bytes > 0 && rows * stride > t.l2_bytes / 2;
   for (int k = 0; k < 2; ++k)
     if (((crowded && l.bytes / 2 >= 64) ||
-         (t.l1d_bytes > 0 && rows * std::size_t(l.bytes) > t.l1d_bytes / 4)) &&
+         (t.l1d_bytes > 0 && rows * std::size_t(l.bytes) > t.l1d_bytes / 3)) &&
         l.bytes / 2 >= row_bytes && l.bytes / 2 >= t.tile_reduce.vector_bytes)
       l.bytes /= 2;
-  constexpr int ahead = 2;
-  if (rows * std::size_t(ahead + 1) * std::size_t(l.bytes) <= t.l2_bytes / 8)
-    l.prefetch_lines = ahead;
+  const std::size_t step = rows * std::size_t(l.bytes);
+  int ahead = 2;
+  if (t.row_prefetch_bytes > 0)
+    ahead = std::max(ahead, int((std::size_t(t.row_prefetch_bytes) + step - 1) / step));
+  if (std::size_t(ahead + 1) * step <= t.l2_bytes / 8) l.prefetch_lines = ahead;
   return l;
 }
 
