@@ -362,6 +362,33 @@ TEST_CASE("tile_reduce with narrow tiles: partial chunks, streaming-size outputs
 
 // Tiles whose row spans a cache line or more take the host backends' wide path (pairwise
 // combine); odd widths exercise the uneven halving.
+TEST_CASE("tile_reduce rows of every width: whole lines, narrower lines, then elements") {
+  // Row widths around every line width a CPU kernel has (1 to 16 vectors of up to 16 floats):
+  // the rest of a row after its whole lines goes through narrower lines, then element by
+  // element; C = 3 combines its groups without shuffles.
+  for (long c : {12L, 24L, 36L, 48L, 60L, 72L, 120L, 132L, 252L, 264L, 516L, 1020L, 1044L}) {
+    CAPTURE(c);
+    const long r = 12;
+    M ea = tt::random_matrix<float>(r, c);
+    array<float, 2> A = from_eigen(ea);
+    array<float, 2> m22 = tile_mean<2, 2>(A), m44 = tile_mean<4, 4>(A), m33 = tile_mean<3, 3>(A);
+    array<float, 2> mx = tile_reduce<2, 12>(A, ops::max{});
+    M r22(r / 2, c / 2), r44(r / 4, c / 4), r33(r / 3, c / 3), rmx(r / 2, c / 12);
+    for (long i = 0; i < r / 2; ++i)
+      for (long j = 0; j < c / 2; ++j) r22(i, j) = ea.block(2 * i, 2 * j, 2, 2).mean();
+    for (long i = 0; i < r / 4; ++i)
+      for (long j = 0; j < c / 4; ++j) r44(i, j) = ea.block(4 * i, 4 * j, 4, 4).mean();
+    for (long i = 0; i < r / 3; ++i)
+      for (long j = 0; j < c / 3; ++j) r33(i, j) = ea.block(3 * i, 3 * j, 3, 3).mean();
+    for (long i = 0; i < r / 2; ++i)
+      for (long j = 0; j < c / 12; ++j) rmx(i, j) = ea.block(2 * i, 12 * j, 2, 12).maxCoeff();
+    CHECK(max_abs_diff(to_eigen(m22), r22) <= 1e-6);
+    CHECK(max_abs_diff(to_eigen(m44), r44) <= 1e-6);
+    CHECK(max_abs_diff(to_eigen(m33), r33) <= 1e-6);
+    CHECK(max_abs_diff(to_eigen(mx), rmx) == 0.0);
+  }
+}
+
 TEST_CASE("tile_reduce with wide tiles: 16x16 mean, 2x24 min, double 3x8 mean, int 2x16 sum") {
   for (int trial = 0; trial < 4; ++trial) {
     const long r = 48 * tt::random_size(1, 4), c = 48 * tt::random_size(1, 6);

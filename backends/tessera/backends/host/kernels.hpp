@@ -990,11 +990,15 @@ struct kernels {
   /// combine lane-wise in W / lanes vector accumulators, row after row (R contiguous runs of W
   /// elements, so the prefetchers see long sequential streams), then each group of C
   /// neighbours combines into an output, the epilogue runs, and the Q results are stored
-  /// (whole lines streamed when `stream` and Q fills lines). Outputs past the last whole line
-  /// are combined element by element. NV: vectors per row of a line; `ahead` (elements, 0 for
-  /// none): each load also prefetches the same row that far ahead into L2 (a prefetch never
-  /// faults past the end), keeping memory busy while the line's groups combine. The plan
-  /// chooses both from the cache sizes (codegen::tile_reduce_line).
+  /// (whole lines streamed when `stream` and Q fills lines). The rest of the row (less than a
+  /// line) goes through lines of NV / 2, NV / 4, ..., 1 vectors while one holds a tile row, and
+  /// only what is left after those (less than a vector, or than a tile row) element by
+  /// element: a 64 x 64 float tile_mean<4, 4> took 0.74 us with every output of its 64-column
+  /// rows combined element by element under a 256-float line, Eigen's loop of 4 x 4 block means
+  /// 0.11 (Zen 5, AVX-512). NV: vectors per row of a line; `ahead` (elements, 0 for none): each
+  /// load also prefetches the same row that far ahead into L2 (a prefetch never faults past
+  /// the end), keeping memory busy while the line's groups combine. The plan chooses both from
+  /// the cache sizes (codegen::tile_reduce_line).
   /// @pre line_rows_apply<Core, In>
   template <int S, int R, int C, class T, int NV, class Op, class Fin, class In, class Ev, class OT>
   TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void line_rows(
@@ -1002,74 +1006,14 @@ struct kernels {
       const tessera::impl::strided_ref<OT, 2>& out, index_type i, index_type ocols,
       index_type ahead, bool stream) {
     constexpr int L = simd::lanes<T>, W = NV * L, Q = W / C;
-    constexpr int B = transpose_block_size;
-    // Vectors per 64-byte cache line: one prefetch per line.
-    constexpr int VPL = std::max(1, 64 / (L * int(sizeof(T))));
-    using V = simd::vec<T>;
-    const ops::canonical_reduction<Op> vop{};  // the same operator, lane by lane on vectors
-    const index_type cols = ocols * C, ld = in.row_stride();
-    const T* const row0 = in.row_ptr(i * R);
-    OT* const orow = out.row(i);
-    ctx<T, S> c;
+    const index_type cols = ocols * C;
     index_type qa = 0;
-    for (; qa * C + W <= cols; qa += Q) {
-      const T* p = row0 + qa * C;
-      V acc[NV];
-      TESSERA_GCC_UNROLL(16)
-      for (int v = 0; v < NV; ++v) {
-        if (ahead && v % VPL == 0) simd::prefetch<2>(p, ahead + v * L);
-        acc[v] = simd::load<V>(p + v * L);
-      }
-      // Not unrolled over the rows: GCC would otherwise schedule R rows of loads at once and
-      // spill them to the stack (tile_mean 16x16 on a Zen 4 core: 0.69 -> 0.87x Eigen).
-      TESSERA_GCC_UNROLL(1)
-      for (int r = 1; r < R; ++r) {
-        p += ld;
-        TESSERA_GCC_UNROLL(16)
-        for (int v = 0; v < NV; ++v) {
-          if (ahead && v % VPL == 0) simd::prefetch<2>(p, ahead + v * L);
-          acc[v] = vop(acc[v], simd::load<V>(p + v * L));
-        }
-      }
-      alignas(64) T red[Q < L ? L : Q];
-#if defined(TESSERA_HOST_SHUFFLE)
-      if constexpr ((C & (C - 1)) == 0) {
-        // Groups of C combine in registers (a shuffle tree, simd::fold_groups): the scalar
-        // loop below leaves memory idle while it extracts lanes one by one (tile_mean 16x16
-        // of 8192^2 floats on a Zen 4 core: 20.5 -> 24.0 GB/s).
-        simd::fold_groups<C, NV>(acc, vop);
-        constexpr int M = Q < L ? 1 : Q / L;
-        TESSERA_GCC_UNROLL(16)
-        for (int v = 0; v < M; ++v) simd::store(red + v * L, acc[v]);
-        for (int q = 0; q < Q; ++q) red[q] = finish(red[q]);
-      } else
-#endif
-      {
-        alignas(64) T line[W];
-        TESSERA_GCC_UNROLL(16)
-        for (int v = 0; v < NV; ++v) simd::store(line + v * L, acc[v]);
-        // Three plain loops (combine, epilogue, store) rather than one: GCC then reads the
-        // groups of C with two-source permutes instead of gathers.
-        for (int q = 0; q < Q; ++q) {
-          T a = line[q * C];
-          for (int cc = 1; cc < C; ++cc) a = op(a, line[q * C + cc]);
-          red[q] = finish(a);
-        }
-      }
-      alignas(64) OT res[Q];
-      for (int q = 0; q < Q; ++q) {
-        c.acc = red[q];
-        res[q] = static_cast<OT>(ev.at(c, i, qa + q));
-      }
-      if constexpr (Q % B == 0) {
-        if (stream) {
-          for (int q = 0; q < Q; q += B) store_row(orow + qa + q, res + q, true);
-          continue;
-        }
-      }
-      std::memcpy(orow + qa, res, sizeof res);
-    }
+    for (; qa * C + W <= cols; qa += Q)
+      line_step<S, R, C, T, NV>(op, finish, in, ev, out, i, qa, ahead, stream);
+    line_rest<S, R, C, T, NV / 2>(op, finish, in, ev, out, i, qa, cols);
     const ctx<char, S> c0;
+    ctx<T, S> c;
+    OT* const orow = out.row(i);
     for (index_type q = qa; q < ocols; ++q) {
       T a = in.at(c0, i * R, q * C);
       for (int r = 0; r < R; ++r)
@@ -1077,6 +1021,94 @@ struct kernels {
       c.acc = finish(a);
       orow[q] = static_cast<OT>(ev.at(c, i, q));
     }
+  }
+  /// line_rows' rest of a row: one line of NV vectors where the rest holds one and the line a
+  /// tile row, then the same for NV / 2, ... 1 (qa advances past the outputs done).
+  template <int S, int R, int C, class T, int NV, class Op, class Fin, class In, class Ev, class OT>
+  TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void line_rest(
+      const Op& op, const Fin& finish, const In& in, const Ev& ev,
+      const tessera::impl::strided_ref<OT, 2>& out, index_type i, index_type& qa, index_type cols) {
+    if constexpr (NV >= 1) {
+      constexpr int W = NV * simd::lanes<T>;
+      if constexpr (W >= C) {
+        if (qa * C + W <= cols) {
+          line_step<S, R, C, T, NV>(op, finish, in, ev, out, i, qa, 0, false);
+          qa += W / C;
+        }
+        line_rest<S, R, C, T, NV / 2>(op, finish, in, ev, out, i, qa, cols);
+      }
+    }
+  }
+  /// One line of line_rows: the Q = NV x lanes / C outputs from output column qa of row i.
+  template <int S, int R, int C, class T, int NV, class Op, class Fin, class In, class Ev, class OT>
+  TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void line_step(
+      const Op& op, const Fin& finish, const In& in, const Ev& ev,
+      const tessera::impl::strided_ref<OT, 2>& out, index_type i, index_type qa, index_type ahead,
+      bool stream) {
+    constexpr int L = simd::lanes<T>, W = NV * L, Q = W / C;
+    constexpr int B = transpose_block_size;
+    // Vectors per 64-byte cache line: one prefetch per line.
+    constexpr int VPL = std::max(1, 64 / (L * int(sizeof(T))));
+    using V = simd::vec<T>;
+    const ops::canonical_reduction<Op> vop{};  // the same operator, lane by lane on vectors
+    const index_type ld = in.row_stride();
+    OT* const orow = out.row(i);
+    ctx<T, S> c;
+    const T* p = in.row_ptr(i * R) + qa * C;
+    V acc[NV];
+    TESSERA_GCC_UNROLL(16)
+    for (int v = 0; v < NV; ++v) {
+      if (ahead && v % VPL == 0) simd::prefetch<2>(p, ahead + v * L);
+      acc[v] = simd::load<V>(p + v * L);
+    }
+    // Not unrolled over the rows: GCC would otherwise schedule R rows of loads at once and
+    // spill them to the stack (tile_mean 16x16 on a Zen 4 core: 0.69 -> 0.87x Eigen).
+    TESSERA_GCC_UNROLL(1)
+    for (int r = 1; r < R; ++r) {
+      p += ld;
+      TESSERA_GCC_UNROLL(16)
+      for (int v = 0; v < NV; ++v) {
+        if (ahead && v % VPL == 0) simd::prefetch<2>(p, ahead + v * L);
+        acc[v] = vop(acc[v], simd::load<V>(p + v * L));
+      }
+    }
+    alignas(64) T red[Q < L ? L : Q];
+#if defined(TESSERA_HOST_SHUFFLE)
+    if constexpr ((C & (C - 1)) == 0) {
+      // Groups of C combine in registers (a shuffle tree, simd::fold_groups): the scalar
+      // loop below leaves memory idle while it extracts lanes one by one (tile_mean 16x16
+      // of 8192^2 floats on a Zen 4 core: 20.5 -> 24.0 GB/s).
+      simd::fold_groups<C, NV>(acc, vop);
+      constexpr int M = Q < L ? 1 : Q / L;
+      TESSERA_GCC_UNROLL(16)
+      for (int v = 0; v < M; ++v) simd::store(red + v * L, acc[v]);
+      for (int q = 0; q < Q; ++q) red[q] = finish(red[q]);
+    } else
+#endif
+    {
+      alignas(64) T line[W];
+      TESSERA_GCC_UNROLL(16)
+      for (int v = 0; v < NV; ++v) simd::store(line + v * L, acc[v]);
+      // Three plain loops (combine, epilogue, store) rather than one: GCC then reads the
+      // groups of C with two-source permutes instead of gathers.
+      for (int q = 0; q < Q; ++q) {
+        T a = line[q * C];
+        for (int cc = 1; cc < C; ++cc) a = op(a, line[q * C + cc]);
+        red[q] = finish(a);
+      }
+    }
+    alignas(64) OT res[Q];
+    for (int q = 0; q < Q; ++q) {
+      c.acc = red[q];
+      res[q] = static_cast<OT>(ev.at(c, i, qa + q));
+    }
+    if constexpr (Q % B == 0) {
+      if (stream) {
+        for (int q = 0; q < Q; q += B) store_row(orow + qa + q, res + q, true);
+        return;
+      }
+    }
+    std::memcpy(orow + qa, res, sizeof res);
   }
 
   /// Narrow tile_reduce of output rows i0 .. i0 + M: chunks of L outputs; the M x R input rows
