@@ -144,6 +144,62 @@ void random_shapes() {
   }
 }
 
+/// The direct form (codegen::direct_gemm_fits: small problems, A and B read in place) on edge
+/// shapes around the micro-tile (rows MR / 4, MR / 2, MR and between; columns below, at and
+/// past NR), padded leading dimensions (NaN in A's and B's padding, a sentinel in C's), with
+/// and without add_to_c and an epilogue: the same bits as the packed form with one K block,
+/// within tolerance of Eigen, padding untouched.
+template <class T>
+void direct_shapes() {
+  const int mr = host::gemm_mr<T>, nr = host::gemm_nr<T>;
+  const std::vector<long> ms = {1,      2,  mr / 4 + 1, mr / 2,    mr / 2 + 1,
+                                mr - 1, mr, mr + 1,     3 * mr + 2};
+  const std::vector<long> ns = {1, 3, nr - 1, nr, nr + 1, 2 * nr + 5};
+  const std::vector<long> ks = {1, 2, 17, codegen::direct_gemm_max_k};
+  auto ep = [](index_type i, index_type j, T acc) {
+    return T(acc * T(0.5) + T(i) - T(j));
+  };
+  for (long m : ms)
+    for (long n : ns)
+      for (long k : ks)
+        for (bool add : {false, true}) {
+          CAPTURE(m);
+          CAPTURE(n);
+          CAPTURE(k);
+          CAPTURE(add);
+          problem<T> p(m, n, k, 3, 5, 2);
+          if (add)
+            for (index_type i = 0; i < m; ++i)
+              for (index_type j = 0; j < n; ++j) p.c[std::size_t(i * p.ldc + j)] = T(i - j);
+          problem<T> q = p;
+          const host::gemm_blocking blk = host::default_blocking<T>();
+          codegen::gemm_params packed = host::plan<T>(m, n, k, blk, 1), direct = packed;
+          REQUIRE(k <= packed.kc);
+          direct.direct = true;
+          direct.m_blocks = (m + mr - 1) / mr;
+          const Kokkos::DefaultHostExecutionSpace exec;
+          host::gemm<T>(exec, m, n, k, p.a.data(), p.lda, p.b.data(), p.ldb, p.c.data(), p.ldc, ep,
+                        direct, "direct", add);
+          host::gemm<T>(exec, m, n, k, q.a.data(), q.lda, q.b.data(), q.ldb, q.c.data(), q.ldc, ep,
+                        packed, "packed", add);
+          CHECK(p.c == q.c);  // bits, padding included
+          CHECK(p.padding_untouched());
+          eigen_matrix<double> want = p.reference();
+          for (index_type i = 0; i < m; ++i)
+            for (index_type j = 0; j < n; ++j)
+              want(i, j) = 0.5 * (want(i, j) + (add ? double(i - j) : 0.0)) + double(i - j);
+          // The product's tolerance, plus the epilogue's roundings of values up to |want|.
+          const double eps = double(std::numeric_limits<T>::epsilon());
+          CHECK(tt::max_abs_diff(p.C(), want) <=
+                2 * p.tolerance() + 4 * eps * want.cwiseAbs().maxCoeff());
+        }
+}
+
+TEST_CASE("gemm<float> and gemm<double>: the direct form, bit for bit the packed form") {
+  direct_shapes<float>();
+  direct_shapes<double>();
+}
+
 TEST_CASE("gemm<float>: random and tall/skinny shapes, padded leading dimensions") {
   if (tt::cpu_family_unused("host gemm on every shape")) return;
   random_shapes<float>();

@@ -64,13 +64,13 @@ void check_launches_match(const std::vector<codegen::kernel_plan>& kernels) {
   for (const auto& k : kernels) {
     CAPTURE(k.name);
     // A packed CPU matmul is one B-panel packing launch and one team launch per (column
-    // panel, K block); every other kernel is one launch.
+    // panel, K block), a direct one (small) one launch; every other kernel is one launch.
     const std::int64_t expected = k.packed_matmul ? k.gemm.launches : 1;
     std::int64_t seen = 0;
     for (; next < launches().size() && starts_with(launches()[next].label, k.label); ++next) {
       const launch_record& r = launches()[next];
       CAPTURE(r.label);
-      if (k.packed_matmul && r.label != k.label) {
+      if (k.packed_matmul && !k.gemm.direct && r.label != k.label) {
         CHECK(r.label == k.label + " (pack B)");
         CHECK(r.policy == "RangePolicy");
         continue;
@@ -143,6 +143,25 @@ TEST_CASE("Tier 1: every kernel family launches as planned") {
   SUBCASE("matmul with a fused epilogue") {
     array<float, 2> Cin = from_eigen(tt::random_matrix<float>(67, 38));
     check_assignment(C, relu(matmul(A, B) * 1.5f + Cin));
+  }
+  SUBCASE("matmuls packed (K beyond the direct form's) and direct, float and double") {
+    // K = 300 > codegen::direct_gemm_max_k: packed panels, one packing launch per panel.
+    array<float, 2> Ak = from_eigen(tt::random_matrix<float>(40, 300)),
+                    Bk = from_eigen(tt::random_matrix<float>(300, 50)), Ck(40, 50);
+    const auto pk = backends::exec::plan_of(execution_space(), matmul(Ak, Bk), nullptr).plan;
+    if (pk.kernels.back().packed_matmul) CHECK_FALSE(pk.kernels.back().gemm.direct);
+    check_assignment(Ck, matmul(Ak, Bk));
+    check_assignment(Ck, Ck + matmul(Ak, Bk));
+    // 67 x 45 x 38: a few KiB, one launch over row blocks where the backend packs.
+    const auto pd = backends::exec::plan_of(execution_space(), matmul(A, B), nullptr).plan;
+    if (pd.kernels.back().packed_matmul) {
+      CHECK(pd.kernels.back().gemm.direct);
+      CHECK(pd.kernels.back().gemm.launches == 1);
+    }
+    array<double, 2> Ad = from_eigen(tt::random_matrix<double>(13, 7)),
+                     Bd = from_eigen(tt::random_matrix<double>(7, 29)), Cd(13, 29);
+    check_assignment(Cd, matmul(Ad, Bd) * 2.0);
+    check_assignment(Cd, Cd + matmul(Ad, Bd));
   }
   SUBCASE("generic tiled matmul (int, .tile<8,8>())") {
     array<int, 2> Ai(extent<2>(29, 17)), Bi(extent<2>(17, 21)), Ci(extent<2>(29, 21));
@@ -238,7 +257,7 @@ TEST_CASE("reductions launch as planned: labels, kernels, chunks") {
     for (const auto& k : p.kernels) {
       if (k.packed_matmul) {
         for (std::int64_t i = 0; i < k.gemm.launches; ++i) {
-          planned.push_back(k.label + " (pack B)");
+          if (!k.gemm.direct) planned.push_back(k.label + " (pack B)");
           planned.push_back(k.label);
         }
       } else if (!k.inline_fold) {  // one chunk on a host backend: folded without a launch

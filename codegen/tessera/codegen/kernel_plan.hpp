@@ -97,8 +97,11 @@ inline std::int64_t executed_barriers(const std::vector<barrier_plan>& barriers,
 struct gemm_params : gemm_blocking {
   std::int64_t m_blocks = 0, splits = 1, panels_per_split = 0;
   std::int64_t launches = 0;  ///< (N / nc) * (K / kc), rounded up
-  int scratch_level = 1;      ///< the scratch level holding each team's packed A block
-  std::string origin;         ///< "cache sizes", "tuned", "set by the caller"
+  /// A problem too small to repay packing (direct_gemm_max_bytes): one RangePolicy launch of
+  /// m_blocks row blocks of mr rows, the micro-kernels reading A and B where they lie.
+  bool direct = false;
+  int scratch_level = 1;  ///< the scratch level holding each team's packed A block
+  std::string origin;     ///< "cache sizes", "tuned", "set by the caller"
 };
 
 /// A stencil operand staged in team scratch by an elementwise kernel under the GPU mapping:
@@ -268,7 +271,10 @@ inline std::string to_string(const kernel_plan& k) {
   if (k.scratch_bytes[k.scratch_level] > 0)
     os << " (requested from Kokkos with " << scratch_align_slack << " B for 64-byte alignment)";
   os << "\n";
-  if (k.packed_matmul)
+  if (k.packed_matmul && k.gemm.direct)
+    os << "  blocking: direct, no packing (" << k.gemm.m_blocks << " row blocks of mr=" << k.gemm.mr
+       << ", micro-tiles of " << k.gemm.mr << "x" << k.gemm.nr << "); 1 launch\n";
+  else if (k.packed_matmul)
     os << "  blocking: mc=" << k.gemm.mc << " kc=" << k.gemm.kc << " nc=" << k.gemm.nc
        << " mr=" << k.gemm.mr << " nr=" << k.gemm.nr << " (" << k.gemm.origin << "); "
        << k.gemm.m_blocks << "x" << k.gemm.splits << " teams per launch, " << k.gemm.launches

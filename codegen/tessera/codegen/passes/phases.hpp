@@ -288,16 +288,22 @@ inline kernel_body describe_kernel(const expr_graph& g, const kernel_spec& k, co
       if (uses_packed_matmul(t, mm)) {
         // Sized as launched: mc x kc of A per team, kc x nc of B shared (packed_gemm_params).
         const gemm_params gp = packed_gemm_params(g, mm, t);
-        scratch("a_pack",
-                mm.dtype + "[mc][kc] (" + std::to_string(gp.mc) + "x" + std::to_string(gp.kc) + ")",
-                std::size_t(gp.mc) * gp.kc * mm.elem_bytes, "packed A block");
-        b.global_buffers.push_back(
-            {"b_pack",
-             mm.dtype + "[kc][nc] (" + std::to_string(gp.kc) + "x" + std::to_string(gp.nc) + ")",
-             memory_space_kind::global, std::size_t(gp.kc) * gp.nc * mm.elem_bytes, 0,
-             "packed B panel, shared by all teams"});
-        b.program.loop.push_back({"pack the A block", {{"a_pack", true, false}}});
-        b.program.loop.push_back({"register-blocked micro-kernels", {{"a_pack", false, false}}});
+        if (gp.direct) {
+          // Small: no packed buffers; the micro-kernels read A and B in place.
+          b.program.loop.push_back({"register-blocked micro-kernels on A and B in place", {}});
+        } else {
+          scratch(
+              "a_pack",
+              mm.dtype + "[mc][kc] (" + std::to_string(gp.mc) + "x" + std::to_string(gp.kc) + ")",
+              std::size_t(gp.mc) * gp.kc * mm.elem_bytes, "packed A block");
+          b.global_buffers.push_back(
+              {"b_pack",
+               mm.dtype + "[kc][nc] (" + std::to_string(gp.kc) + "x" + std::to_string(gp.nc) + ")",
+               memory_space_kind::global, std::size_t(gp.kc) * gp.nc * mm.elem_bytes, 0,
+               "packed B panel, shared by all teams"});
+          b.program.loop.push_back({"pack the A block", {{"a_pack", true, false}}});
+          b.program.loop.push_back({"register-blocked micro-kernels", {{"a_pack", false, false}}});
+        }
         const std::string& stored = stored_dtype(g, k.root, k.writes_temporary);
         if (stored != mm.dtype) {
           // The micro-kernels accumulate in the matmul's type; the output has another, so they

@@ -142,6 +142,14 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
                     std::to_string(k.gemm.mr) + "x" + std::to_string(k.gemm.nr) +
                     " in registers; one launch per (column panel, K block), each after a "
                     "RangePolicy launch packing the B panel";
+        if (k.gemm.direct) {
+          k.policy = "RangePolicy (host)";
+          k.mapping = "one iteration per row block of " + std::to_string(k.gemm.mr) +
+                      " rows of C; micro-tiles of " + std::to_string(k.gemm.mr) + "x" +
+                      std::to_string(k.gemm.nr) +
+                      " in registers reading A and B in place (A, B and C fit half of L2: no "
+                      "packing), one launch";
+        }
         k.matmul_workspace = stored_dtype(g, s.root, s.writes_temporary) != mm.dtype;
         k.matmul_accumulates_output = s.accumulates_output;
         if (s.accumulates_output)

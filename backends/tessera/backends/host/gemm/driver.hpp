@@ -8,6 +8,7 @@
 #include <tessera/backends/host/gemm/blocking.hpp>
 #include <tessera/backends/host/gemm/pack.hpp>
 #include <tessera/backends/launch.hpp>
+#include <tessera/codegen/passes/gemm_blocking.hpp>
 #include <tessera/dsl/errors.hpp>
 
 #include <climits>
@@ -44,8 +45,11 @@ namespace tessera::backends::host {
 /// Execution: for each (jc, pc) block, one Kokkos::parallel_for packs the kc x nc panel of B
 /// into a buffer shared by all threads, and a second one (TeamPolicy, p.m_blocks * p.splits
 /// teams of one member) packs each team's A block into its team scratch (level 1) and runs
-/// the micro-kernel over its block of C. Teams never wait on each other. The summation order
-/// depends only on the blocking, so equal inputs, blocking and thread count give equal bits.
+/// the micro-kernel over its block of C. Teams never wait on each other. With p.direct (a
+/// problem that fits half of L2, one K block: codegen::direct_gemm_fits) one RangePolicy of
+/// p.m_blocks row blocks runs the micro-kernels on A and B in place instead, the same
+/// additions in the same order. The summation order depends only on the blocking, so equal
+/// inputs, blocking and thread count give equal bits.
 /// Returns after a fence of `exec`: C is complete.
 ///
 /// Source: Goto & van de Geijn 2008, "Anatomy of high-performance matrix multiplication"; the
@@ -90,6 +94,34 @@ void gemm(const Space& exec, index_type M, index_type N, index_type K, const T* 
                              for (index_type j = 0; j < N; ++j)
                                C[i * ldc + j] = ep(i, j, add_to_c ? C[i * ldc + j] : T(0));
                            });
+    exec.fence();
+    return;
+  }
+
+  if (p.direct) {
+    // Small (codegen::direct_gemm_fits): one iteration per row block of MR rows, the
+    // micro-kernels reading A and B in place, no packing.
+    if (K > codegen::direct_gemm_max_k || K > p.kc || p.m_blocks != (M + MR - 1) / MR)
+      throw shape_error("gemm: a direct launch of " + std::to_string(p.m_blocks) +
+                        " row blocks for M=" + std::to_string(M) + " K=" + std::to_string(K) +
+                        " (direct needs K <= " + std::to_string(codegen::direct_gemm_max_k) +
+                        " and kc=" + std::to_string(p.kc) + ", one block per " +
+                        std::to_string(MR) + " rows)");
+    backends::impl::launch(
+        label, Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, p.m_blocks),
+        [=](index_type ib) {
+          const index_type i = ib * MR;
+          const int m = int(std::min<index_type>(MR, M - i));
+          for (index_type j = 0; j < N; j += NR) {
+            const int n = int(std::min<index_type>(NR, N - j));
+            if (n == NR)
+              impl::direct_micro_kernel(K, A + i * lda, lda, B + j, ldb, C + i * ldc + j, ldc, m, n,
+                                        add_to_c, ep, i, j);
+            else
+              impl::direct_padded_micro_kernel<codegen::direct_gemm_max_k>(
+                  K, A + i * lda, lda, B + j, ldb, C + i * ldc + j, ldc, m, n, add_to_c, ep, i, j);
+          }
+        });
     exec.fence();
     return;
   }

@@ -123,5 +123,86 @@ inline void micro_kernel(index_type kc, const T* a, const T* b, T* c, index_type
   }
 }
 
+/// The K loop of the direct (unpacked) micro-kernel: acc = sum_k A(r, k) B(k, :) for the
+/// R rows at `a` (leading dimension lda; rows from m on repeat row m - 1, their sums unused)
+/// and the NR columns at `b` (leading dimension ldb, all NR readable), K steps; the same
+/// accumulators and the same operations in the same order as micro_kernel_k_loop, so the
+/// same bits as the packed form for one K block. Stores acc to `tile` (MR x NR, row-major).
+/// Not inlined, as micro_kernel_k_loop.
+template <class T, int R>
+TESSERA_HOST_NOINLINE TESSERA_SIMD_FULL_WIDTH void direct_k_loop(
+    index_type K, const T* __restrict a, index_type lda, const T* __restrict b, index_type ldb,
+    int m, T* __restrict tile) {
+  using S = micro_tile<T>;
+  constexpr int NV = S::NV, W = S::W;
+  using V = typename simd_type<T, W>::type;
+  const T* ar[R];
+  for (int r = 0; r < R; ++r) ar[r] = a + (r < m ? r : m - 1) * lda;
+  V acc[R][NV];
+  TESSERA_GCC_UNROLL(32)
+  for (int r = 0; r < R; ++r) TESSERA_GCC_UNROLL(8)
+  for (int v = 0; v < NV; ++v) acc[r][v] = V{};
+  for (index_type k = 0; k < K; ++k) {
+    V bv[NV];
+    TESSERA_GCC_UNROLL(8)
+    for (int v = 0; v < NV; ++v) bv[v] = load<V>(b + v * W);
+    TESSERA_GCC_UNROLL(32)
+    for (int r = 0; r < R; ++r) {
+      const T x = ar[r][k];
+      TESSERA_GCC_UNROLL(8)
+      for (int v = 0; v < NV; ++v) acc[r][v] += x * bv[v];
+    }
+    b += ldb;
+  }
+  TESSERA_GCC_UNROLL(32)
+  for (int r = 0; r < R; ++r) TESSERA_GCC_UNROLL(8)
+  for (int v = 0; v < NV; ++v) store(tile + r * S::NR + v * W, acc[r][v]);
+}
+
+/// The direct micro-kernel: the m x n tile of C at `c` (rows i0.., columns j0..) from the
+/// rows of A at `a` and the columns of B at `b`, read in place (partial column panels:
+/// direct_padded_micro_kernel); rows past m take the kernel for MR / 2 or MR / 4 rows where
+/// those hold them. Then c = ep(i0 + r, j0 + j, acc), or ep(.., c + acc) with add_to_c, as
+/// micro_kernel's last K block.
+/// @pre 1 <= m <= MR, 1 <= n <= NR, K >= 1, NR columns readable at b
+template <class T, class Ep>
+inline void direct_micro_kernel(index_type K, const T* a, index_type lda, const T* b,
+                                index_type ldb, T* c, index_type ldc, int m, int n, bool add_to_c,
+                                const Ep& ep, index_type i0, index_type j0) {
+  using S = micro_tile<T>;
+  constexpr int MR = S::MR, NR = S::NR;
+  alignas(64) T tile[MR * NR];
+  constexpr int R2 = MR / 2 > 0 ? MR / 2 : 1, R4 = MR / 4 > 0 ? MR / 4 : 1;
+  if (m > R2)
+    direct_k_loop<T, MR>(K, a, lda, b, ldb, m, tile);
+  else if (m > R4)
+    direct_k_loop<T, R2>(K, a, lda, b, ldb, m, tile);
+  else
+    direct_k_loop<T, R4>(K, a, lda, b, ldb, m, tile);
+  for (int r = 0; r < m; ++r) {
+    T* const cr = c + r * ldc;
+    const T* const tr = tile + r * NR;
+    if (add_to_c)
+      for (int j = 0; j < n; ++j) cr[j] = ep(i0 + r, j0 + j, T(cr[j] + tr[j]));
+    else
+      for (int j = 0; j < n; ++j) cr[j] = ep(i0 + r, j0 + j, tr[j]);
+  }
+}
+
+/// direct_micro_kernel of a partial column panel (n < NR): its K x n elements of B copied
+/// into a zero-padded K x NR panel on the stack first, so nothing is read past B's columns.
+/// @pre 1 <= K <= KMax
+template <int KMax, class T, class Ep>
+TESSERA_HOST_NOINLINE void direct_padded_micro_kernel(index_type K, const T* a, index_type lda,
+                                                      const T* b, index_type ldb, T* c,
+                                                      index_type ldc, int m, int n, bool add_to_c,
+                                                      const Ep& ep, index_type i0, index_type j0) {
+  constexpr int NR = micro_tile<T>::NR;
+  alignas(64) T pad[KMax * NR];
+  for (index_type k = 0; k < K; ++k)
+    for (int j = 0; j < NR; ++j) pad[k * NR + j] = j < n ? b[k * ldb + j] : T(0);
+  direct_micro_kernel(K, a, lda, pad, NR, c, ldc, m, n, add_to_c, ep, i0, j0);
+}
+
 }  // namespace impl
 }  // namespace tessera::backends::host
