@@ -74,12 +74,15 @@ struct kernels {
   }
   /// block_sums' tree, depth first (each pair added as soon as both halves are loaded, in
   /// address order: a sum of 2^28 floats from DRAM reads 25 GB/s when every load of the block
-  /// comes first, 31 GB/s this way, on a Zen 4 core). Blocks of more than 16 register loads
-  /// (8 with 256-bit registers) are cut into runs the compiler may not interleave
-  /// (simd::order_loads): left free, GCC schedules the 32 loads of a float block on AVX2 out of
-  /// address order, and the same sum read 14 GB/s instead of 24 (Eigen: 22) on a Zen 4 core;
-  /// runs of 16 still left a Zen 5 core's AVX2 build at 24 GB/s against Eigen's 33, runs of 8
-  /// read 31-32 (2^24 floats: 27 -> 41 GB/s, Eigen 42).
+  /// comes first, 31 GB/s this way, on a Zen 4 core). Blocks of more than 8 register loads
+  /// are cut into runs the compiler may not interleave (simd::order_loads): left free, GCC
+  /// schedules the 32 loads of a float block on AVX2 out of address order, and the same sum
+  /// read 14 GB/s instead of 24 (Eigen: 22) on a Zen 4 core; runs of 16 still left a Zen 5
+  /// core's AVX2 build at 24 GB/s against Eigen's 33, runs of 8 read 31-32 (2^24 floats: 27 ->
+  /// 41 GB/s, Eigen 42). With 512-bit registers too: the 16 loads of a float block (1 KiB)
+  /// in GCC's order (lines 0, 2, 3, 1, 4, ...) read 2^28 floats at 35 GB/s on a Zen 5 core, in
+  /// runs of 8 at 38 (a plain loop's speed; 2^24: 43 -> 51), and Tessera's sum of 2^16 floats
+  /// (L2) 0.97x Eigen -> 1.02-1.04x, 2^28 0.91-0.92x -> 0.95x (standalone, alternated).
   /// The L lanes are held as NR vectors V of W lanes each, lanes [r W, (r + 1) W) in out[r]
   /// (all L in one vector: W = L, NR = 1). OnFma: every addition issued to the multiply-add
   /// units (simd::add_on_fma with `one`), the same bits. A compensated sum adds as much again
@@ -90,7 +93,7 @@ struct kernels {
   /// not gain there: 2^12 floats tied Eigen either way and 2^20 read 0.84x instead of 1.00x;
   /// with 256-bit registers it does (block_fold). Fence = false: no order_loads (one lane's
   /// tree, whose loads are not in address order anyway: two_sum_regs).
-  static constexpr int load_run = simd::bytes >= 64 ? 16 : 8;  ///< register loads per run
+  static constexpr int load_run = 8;  ///< register loads per run
   /// Whether a block fold's registers fit the target's: a tree of TR registers per level (log2
   /// K + 1 levels, depth first), Acc accumulator registers, and `one`.
   template <int K, int TR, int Acc>
