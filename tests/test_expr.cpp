@@ -373,19 +373,21 @@ TEST_CASE("tile_reduce rows of every width: whole lines, narrower lines, then el
     array<float, 2> A = from_eigen(ea);
     array<float, 2> m22 = tile_mean<2, 2>(A), m44 = tile_mean<4, 4>(A), m33 = tile_mean<3, 3>(A);
     array<float, 2> mx = tile_reduce<2, 12>(A, ops::max{});
-    M r22(r / 2, c / 2), r44(r / 4, c / 4), r33(r / 3, c / 3), rmx(r / 2, c / 12);
-    for (long i = 0; i < r / 2; ++i)
-      for (long j = 0; j < c / 2; ++j) r22(i, j) = ea.block(2 * i, 2 * j, 2, 2).mean();
-    for (long i = 0; i < r / 4; ++i)
-      for (long j = 0; j < c / 4; ++j) r44(i, j) = ea.block(4 * i, 4 * j, 4, 4).mean();
-    for (long i = 0; i < r / 3; ++i)
-      for (long j = 0; j < c / 3; ++j) r33(i, j) = ea.block(3 * i, 3 * j, 3, 3).mean();
-    for (long i = 0; i < r / 2; ++i)
-      for (long j = 0; j < c / 12; ++j) rmx(i, j) = ea.block(2 * i, 12 * j, 2, 12).maxCoeff();
-    CHECK(max_abs_diff(to_eigen(m22), r22) <= 1e-6);
-    CHECK(max_abs_diff(to_eigen(m44), r44) <= 1e-6);
-    CHECK(max_abs_diff(to_eigen(m33), r33) <= 1e-6);
-    CHECK(max_abs_diff(to_eigen(mx), rmx) == 0.0);
+    // Eigen's reduction f of each R x C block of ea.
+    const auto blocks = [&](long R, long C, auto f) {
+      M out(r / R, c / C);
+      for (long i = 0; i < r / R; ++i)
+        for (long j = 0; j < c / C; ++j) out(i, j) = f(ea.block(R * i, C * j, R, C));
+      return out;
+    };
+    const auto mean = [](const auto& b) {
+      return b.mean();
+    };
+    CHECK(max_abs_diff(to_eigen(m22), blocks(2, 2, mean)) <= 1e-6);
+    CHECK(max_abs_diff(to_eigen(m44), blocks(4, 4, mean)) <= 1e-6);
+    CHECK(max_abs_diff(to_eigen(m33), blocks(3, 3, mean)) <= 1e-6);
+    CHECK(max_abs_diff(to_eigen(mx), blocks(2, 12, [](const auto& b) { return b.maxCoeff(); })) ==
+          0.0);
   }
 }
 

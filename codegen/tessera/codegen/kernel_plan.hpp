@@ -97,7 +97,7 @@ inline std::int64_t executed_barriers(const std::vector<barrier_plan>& barriers,
 struct gemm_params : gemm_blocking {
   std::int64_t m_blocks = 0, splits = 1, panels_per_split = 0;
   std::int64_t launches = 0;  ///< (N / nc) * (K / kc), rounded up
-  /// A problem too small to repay packing (direct_gemm_max_bytes): one RangePolicy launch of
+  /// A problem too small to repay packing (direct_gemm_fits): one RangePolicy launch of
   /// m_blocks row blocks of mr rows, the micro-kernels reading A and B where they lie.
   bool direct = false;
   int scratch_level = 1;  ///< the scratch level holding each team's packed A block

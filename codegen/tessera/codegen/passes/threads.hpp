@@ -136,20 +136,17 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
         k.packed_matmul = true;
         k.gemm = packed_gemm_params(g, mm, t);
         k.gemm.scratch_level = k.scratch_level;  // placed by the scratch pass
-        k.policy = "TeamPolicy (host)";
+        k.policy = k.gemm.direct ? "RangePolicy (host)" : "TeamPolicy (host)";
         k.league_size = k.gemm.m_blocks * k.gemm.splits;
-        k.mapping = "one team per (row block, column range) of C; micro-tiles of " +
-                    std::to_string(k.gemm.mr) + "x" + std::to_string(k.gemm.nr) +
-                    " in registers; one launch per (column panel, K block), each after a "
-                    "RangePolicy launch packing the B panel";
-        if (k.gemm.direct) {
-          k.policy = "RangePolicy (host)";
-          k.mapping = "one iteration per row block of " + std::to_string(k.gemm.mr) +
-                      " rows of C; micro-tiles of " + std::to_string(k.gemm.mr) + "x" +
-                      std::to_string(k.gemm.nr) +
-                      " in registers reading A and B in place (A, B and C fit half of L2: no "
-                      "packing), one launch";
-        }
+        const std::string tiles = std::to_string(k.gemm.mr) + "x" + std::to_string(k.gemm.nr);
+        k.mapping = k.gemm.direct
+                        ? "one iteration per row block of " + std::to_string(k.gemm.mr) +
+                              " rows of C; micro-tiles of " + tiles +
+                              " in registers reading A and B in place (A, B and C fit half of "
+                              "L2: no packing), one launch"
+                        : "one team per (row block, column range) of C; micro-tiles of " + tiles +
+                              " in registers; one launch per (column panel, K block), each "
+                              "after a RangePolicy launch packing the B panel";
         k.matmul_workspace = stored_dtype(g, s.root, s.writes_temporary) != mm.dtype;
         k.matmul_accumulates_output = s.accumulates_output;
         if (s.accumulates_output)

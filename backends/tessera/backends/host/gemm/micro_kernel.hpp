@@ -90,6 +90,34 @@ TESSERA_HOST_NOINLINE TESSERA_SIMD_FULL_WIDTH void micro_kernel_k_loop(
   for (int v = 0; v < NV; ++v) store(tile + r * S::NR + v * W, acc[r][v]);
 }
 
+/// Writes the m x n valid part of an MR x NR accumulator tile (row-major, 64-byte aligned) to
+/// `c` (row-major, leading dimension ldc): c = tile, or c + tile with `accumulate`, passed
+/// through ep(i0 + r, j0 + j, .) with `finish`. Row by row: a loop of independent elements
+/// the compiler vectorizes when the epilogue inlines without per-element branches.
+template <class T, class Ep>
+TESSERA_HOST_FORCEINLINE void store_tile(const T* tile, T* c, index_type ldc, int m, int n,
+                                         bool accumulate, bool finish, const Ep& ep, index_type i0,
+                                         index_type j0) {
+  using S = micro_tile<T>;
+  constexpr int MR = S::MR, NR = S::NR;
+  const bool full = m == MR && n == NR;
+  for (int r = 0; r < m; ++r) {
+    T* const cr = c + r * ldc;
+    const T* const tr = tile + r * NR;
+    if (full && finish) {
+      if (accumulate)
+        for (int j = 0; j < NR; ++j) cr[j] = ep(i0 + r, j0 + j, T(cr[j] + tr[j]));
+      else
+        for (int j = 0; j < NR; ++j) cr[j] = ep(i0 + r, j0 + j, tr[j]);
+      continue;
+    }
+    for (int j = 0; j < n; ++j) {
+      const T v = accumulate ? cr[j] + tr[j] : tr[j];
+      cr[j] = finish ? ep(i0 + r, j0 + j, v) : v;
+    }
+  }
+}
+
 /// The micro-kernel: the K loop (micro_kernel_k_loop) over kc steps of the packed micro-panels
 /// `a` (kc x MR, k-major) and `b` (kc x NR, k-major), then the m x n valid part of the MR x NR
 /// tile written to `c` (row-major, leading dimension ldc): c = acc (first K block), c += acc
@@ -104,23 +132,7 @@ inline void micro_kernel(index_type kc, const T* a, const T* b, T* c, index_type
   alignas(64) T tile[MR * NR];
   micro_kernel_k_loop(kc, a, b, c, ldc, m, n, full && !finish, accumulate, tile);
   if (full && !finish) return;
-  // The epilogue (or a partial tile) row by row: a loop of independent elements the compiler
-  // vectorizes when the epilogue inlines without per-element branches.
-  for (int r = 0; r < m; ++r) {
-    T* const cr = c + r * ldc;
-    const T* const tr = tile + r * NR;
-    if (full) {
-      if (accumulate)
-        for (int j = 0; j < NR; ++j) cr[j] = ep(i0 + r, j0 + j, T(cr[j] + tr[j]));
-      else
-        for (int j = 0; j < NR; ++j) cr[j] = ep(i0 + r, j0 + j, tr[j]);
-      continue;
-    }
-    for (int j = 0; j < n; ++j) {
-      const T v = accumulate ? cr[j] + tr[j] : tr[j];
-      cr[j] = finish ? ep(i0 + r, j0 + j, v) : v;
-    }
-  }
+  store_tile(tile, c, ldc, m, n, accumulate, finish, ep, i0, j0);
 }
 
 /// The K loop of the direct (unpacked) micro-kernel: acc = sum_k A(r, k) B(k, :) for the
@@ -179,14 +191,7 @@ inline void direct_micro_kernel(index_type K, const T* a, index_type lda, const 
     direct_k_loop<T, R2>(K, a, lda, b, ldb, m, tile);
   else
     direct_k_loop<T, R4>(K, a, lda, b, ldb, m, tile);
-  for (int r = 0; r < m; ++r) {
-    T* const cr = c + r * ldc;
-    const T* const tr = tile + r * NR;
-    if (add_to_c)
-      for (int j = 0; j < n; ++j) cr[j] = ep(i0 + r, j0 + j, T(cr[j] + tr[j]));
-    else
-      for (int j = 0; j < n; ++j) cr[j] = ep(i0 + r, j0 + j, tr[j]);
-  }
+  store_tile(tile, c, ldc, m, n, add_to_c, true, ep, i0, j0);
 }
 
 /// direct_micro_kernel of a partial column panel (n < NR): its K x n elements of B copied
