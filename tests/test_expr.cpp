@@ -287,6 +287,85 @@ TEST_CASE("transpose staging: set_transpose_staging and tune_transpose choose ho
 }
 #endif
 
+#if defined(KOKKOS_ENABLE_SERIAL) || defined(KOKKOS_ENABLE_OPENMP)
+TEST_CASE("prefetch tuning: set_prefetch_tuning and tune_prefetch choose the streaming prefetch") {
+  const auto target = backends::backend<execution_space>::make_target();
+  CHECK(prefetch_tuning_in_use() == prefetch_tuning{});
+  // Bad settings are refused before anything changes.
+  CHECK_THROWS_AS(set_prefetch_tuning({{true, true, true, true}, -2}), shape_error);
+  CHECK_THROWS_AS(set_prefetch_tuning({{false, false, false, false}, 100}), shape_error);
+  CHECK(prefetch_tuning_in_use() == prefetch_tuning{});
+  if (target.thread_per_logical || target.row_prefetch_min_bytes == 0) {
+    // The GPU mapping (the emulation) streams no CPU lines: nothing to time or choose.
+    CHECK(tune_prefetch() == prefetch_tuning{});
+    MESSAGE("prefetch tuning: no CPU streaming kernels on the " << backend_name() << " backend");
+    return;
+  }
+  // tile_mean of every height class, off one class at a time: the plan of that class (and only
+  // that class) drops the line prefetch, and the values stay bit for bit the same.
+  const long r = 16 * tt::random_size(2, 9), c = 16 * tt::random_size(20, 40) + 16;
+  M ea = tt::random_matrix<float>(r, c);
+  array<float, 2> A = from_eigen(ea);
+  auto means = [&] {
+    return std::vector<M>{to_eigen(array<float, 2>(tile_mean<2, 2>(A))),
+                          to_eigen(array<float, 2>(tile_mean<4, 4>(A))),
+                          to_eigen(array<float, 2>(tile_mean<8, 8>(A))),
+                          to_eigen(array<float, 2>(tile_mean<16, 16>(A)))};
+  };
+  auto prefetching = [&] {
+    return std::vector<bool>{tt::has(explain(tile_mean<2, 2>(A)), "prefetching"),
+                             tt::has(explain(tile_mean<4, 4>(A)), "prefetching"),
+                             tt::has(explain(tile_mean<8, 8>(A)), "prefetching"),
+                             tt::has(explain(tile_mean<16, 16>(A)), "prefetching")};
+  };
+  const std::vector<M> ref = means();
+  const std::vector<bool> rule = prefetching();
+  for (int k = 0; k < codegen::tile_rows_classes; ++k) {
+    const long t = 2L << k;
+    M e(r / t, c / t);
+    for (long i = 0; i < r / t; ++i)
+      for (long j = 0; j < c / t; ++j) e(i, j) = ea.block(t * i, t * j, t, t).mean();
+    CHECK(max_abs_diff(ref[std::size_t(k)], e) <= 1e-6);
+  }
+  for (int off = 0; off < codegen::tile_rows_classes; ++off) {
+    CAPTURE(off);
+    prefetch_tuning p;
+    p.tile_reduce[std::size_t(off)] = false;
+    set_prefetch_tuning(p);
+    CHECK(prefetch_tuning_in_use() == p);
+    const std::vector<bool> now = prefetching();
+    for (int k = 0; k < codegen::tile_rows_classes; ++k) CHECK(now[k] == (k != off && rule[k]));
+    const std::vector<M> got = means();
+    for (int k = 0; k < codegen::tile_rows_classes; ++k) CHECK(max_abs_diff(got[k], ref[k]) == 0.0);
+  }
+  // A sum larger than the last-level cache comes from memory: 0 prefetches nothing, 4096 B
+  // prefetches that far, -1 is the rule; the sum is the same every way.
+  const long n = long(target.row_prefetch_min_bytes / sizeof(float)) + 37;
+  array<float, 1> big(n);
+  big = 0.5f;
+  double sums[3];
+  const int bytes[3] = {0, 4096, -1};
+  for (int k = 0; k < 3; ++k) {
+    CAPTURE(bytes[k]);
+    set_prefetch_tuning({{true, true, true, true}, bytes[k]});
+    const std::string e = explain(reduction::sum, big);
+    CHECK(tt::has(e, "the input comes from memory"));
+    if (bytes[k] >= 0) CHECK(tt::has(e, "prefetched 4096 B") == (bytes[k] == 4096));
+    sums[k] = double(sum(big));
+  }
+  CHECK(sums[0] == 0.5 * double(n));
+  CHECK(sums[1] == sums[0]);
+  CHECK(sums[2] == sums[0]);
+  set_prefetch_tuning({});
+  const prefetch_tuning pick = tune_prefetch();
+  CHECK(prefetch_tuning_in_use() == pick);
+  CHECK(pick.reduce_bytes >= -1);
+  MESSAGE("tune_prefetch on this machine: " << describe(pick));
+  CHECK(max_abs_diff(means()[1], ref[1]) == 0.0);
+  set_prefetch_tuning({});  // the default for the rest
+}
+#endif
+
 TEST_CASE("tile_reduce and tile_mean against Eigen block reductions") {
   for (int trial = 0; trial < 5; ++trial) {
     const long r = 4 * tt::random_size(1, 30), c = 8 * tt::random_size(1, 20);

@@ -51,7 +51,26 @@ struct options {
   int threads = 1, reps = 5;
   double scale = 1.0;
   std::string only, contender;  // contender: run one contender only (child process mode)
+  bool tune = true;             // time Tessera's prefetch choices first (tessera::tune_prefetch)
+  std::string prefetch;         // child process mode: the parent's choices (prefetch_arg)
 };
+
+/// The prefetch choices as one command-line word for a child process: a 0/1 per tile_reduce
+/// height class, a comma, the fold's bytes ("1101,-1").
+inline std::string prefetch_arg(const tessera::prefetch_tuning& p) {
+  std::string s;
+  for (bool on : p.tile_reduce) s += on ? '1' : '0';
+  return s + "," + std::to_string(p.reduce_bytes);
+}
+inline tessera::prefetch_tuning parse_prefetch_arg(const std::string& s) {
+  tessera::prefetch_tuning p;
+  const auto comma = s.find(',');
+  if (comma != p.tile_reduce.size() || s.find_first_not_of("01") != comma)
+    throw std::runtime_error("tessera-peers: bad --prefetch '" + s + "'");
+  for (std::size_t c = 0; c < comma; ++c) p.tile_reduce[c] = s[c] == '1';
+  p.reduce_bytes = std::stoi(s.substr(comma + 1));
+  return p;
+}
 
 /// One contender of a workload: a name, a run (the timed call) and a check of its result.
 struct contender {
@@ -852,7 +871,9 @@ inline std::pair<double, double> time_in_child(const options& o, const std::stri
                                    "--only",
                                    workload,
                                    "--contender",
-                                   who};
+                                   who,
+                                   "--prefetch",
+                                   prefetch_arg(tessera::prefetch_tuning_in_use())};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -915,6 +936,17 @@ inline int run(const options& o) {
     std::printf("Eigen: %d.%d.%d (SIMD: %s; gemm threads: %d)\n", EIGEN_WORLD_VERSION,
                 EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION, Eigen::SimdInstructionSetsInUse(),
                 o.threads);
+  }
+  if (child && !o.prefetch.empty()) tessera::set_prefetch_tuning(parse_prefetch_arg(o.prefetch));
+  if (!child && o.tune &&
+      !tessera::backends::backend<tessera::execution_space>::make_target().thread_per_logical) {
+    // Whether a software prefetch helps Tessera's streaming kernels depends on the core's
+    // hardware prefetchers, which no cache size tells: timed here, explicitly (--no-tune: the
+    // derived rules).
+    Kokkos::Timer t;
+    const tessera::prefetch_tuning p = tessera::tune_prefetch();
+    std::printf("Tessera prefetch (tessera::tune_prefetch, %.1f s): %s\n", t.seconds(),
+                tessera::describe(p).c_str());
   }
   openblas_set_num_threads(o.threads);
   // This program is built with OpenMP (for the threaded limits and C loops), so Eigen's gemm
@@ -1004,6 +1036,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1e-9, 4.0));
   app.add_option("--only", o.only, "run one workload:" + names);
   app.add_option("--contender", o.contender, "(internal) time one contender and print it");
+  app.add_option("--prefetch", o.prefetch, "(internal) Tessera's prefetch choices, as tuned");
+  app.add_flag("!--no-tune", o.tune,
+               "keep Tessera's derived prefetch rules (by default they are first timed on this "
+               "machine with tessera::tune_prefetch, about 0.3 s)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

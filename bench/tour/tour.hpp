@@ -27,6 +27,7 @@ namespace tour {
 struct options {
   double scale = 1.0;
   int reps = 3;
+  bool tune = true;  ///< time the CPU kernels' prefetch first (tessera::tune_prefetch)
   std::string only, json, plot;
 };
 
@@ -48,6 +49,9 @@ inline options parse(CLI::App& app, int argc, char** argv) {
   app.add_option("--reps", o.reps, "timed runs per contender (best kept)")
       ->check(CLI::PositiveNumber);
   app.add_option("--only", o.only, std::string("run one workload: ") + workload_list());
+  app.add_flag("!--no-tune", o.tune,
+               "keep the CPU kernels' derived prefetch rules (by default the tour first times "
+               "them on this machine with tessera::tune_prefetch, about 0.3 s)");
   app.add_option("--json", o.json, "write the results as JSON to this path");
   app.add_option("--plot", o.plot, "draw speedup vs Eigen (log scale) to PATH.svg or PATH.png");
   app.allow_extras();
@@ -270,6 +274,17 @@ inline int run_all(const options& opt) {
   );
   std::printf("memcpy bandwidth (deep_copy, read+write): %.2f GB/s; scale %g, best of %d\n", memcpy,
               opt.scale, opt.reps);
+#if defined(KOKKOS_ENABLE_SERIAL) || defined(KOKKOS_ENABLE_OPENMP)
+  // CPU kernels that stream from memory: whether a software prefetch helps depends on the
+  // core's hardware prefetchers, which no cache size tells; timed here, explicitly.
+  if (opt.tune &&
+      !tessera::backends::backend<tessera::execution_space>::make_target().thread_per_logical) {
+    Kokkos::Timer t;
+    const tessera::prefetch_tuning p = tessera::tune_prefetch();
+    std::printf("prefetch (tessera::tune_prefetch, %.1f s): %s\n", t.seconds(),
+                tessera::describe(p).c_str());
+  }
+#endif
   std::vector<result> rs;
   bool found = opt.only.empty() || opt.only == "abstraction_penalty";
   for (const auto& w : workloads()) {

@@ -66,7 +66,17 @@ struct tile_reduce_options {
   int team = 128;        ///< GPUs: members per output row
   int line_bytes = 0;    ///< CPUs: input columns combined in vector registers per line (0: no SIMD)
   int vector_bytes = 0;  ///< CPUs: bytes of one vector register
+  /// CPUs: tiles whose lines never prefetch ahead, by height (bit tile_rows_class(R) set: no
+  /// software prefetch for tiles of R rows; tessera::tune_prefetch measures which).
+  unsigned no_prefetch_rows = 0;
 };
+
+/// The height classes of tile_reduce tiles that tile_reduce_options::no_prefetch_rows tells
+/// apart: 0 for at most 2 rows, 1 for 3-4, 2 for 5-8, 3 for more.
+inline constexpr int tile_rows_classes = 4;
+inline constexpr int tile_rows_class(std::int64_t rows) {
+  return rows <= 2 ? 0 : rows <= 4 ? 1 : rows <= 8 ? 2 : 3;
+}
 
 /// Whole-array reductions (kernel_family::reduction).
 struct reduction_options {

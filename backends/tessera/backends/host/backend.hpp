@@ -49,8 +49,12 @@ struct backend : kernels<Space> {
     // core and runs) the prefetch made it slower, 0.87-0.91x the best peer against 0.99-1.00x:
     // none there.
     t.reduction.memory_min_bytes = t.row_prefetch_min_bytes;
-    t.reduction.prefetch_bytes =
-        t.row_prefetch_min_bytes > 0 && simd::bytes >= 64 ? reduce_prefetch_bytes : 0;
+    // tessera::tune_prefetch may have measured otherwise on the running machine.
+    const int tuned = reduce_prefetch_setting().load();
+    t.reduction.prefetch_bytes = t.row_prefetch_min_bytes == 0 ? 0
+                                 : tuned >= 0                  ? tuned
+                                 : simd::bytes >= 64           ? reduce_prefetch_bytes
+                                                               : 0;
     // Scans: chunks of 2^14 elements balance one long line over the threads; adjacent lines
     // walk a vector register's width together; up to 2^14 elements (and every scan on one
     // thread) run inline, where Kokkos would add a launch and, off Serial, a second pass.

@@ -27,6 +27,25 @@ inline void set_transpose_staging(codegen::tile_staging s) {
   ++codegen::target_generation();
 }
 
+/// Software prefetch of CPU streaming kernels as set by tessera::set_prefetch_tuning (the
+/// derived rules until then): the tile_reduce height classes whose lines do not prefetch
+/// (codegen::tile_reduce_options::no_prefetch_rows) and the bytes folds from memory prefetch
+/// ahead (-1: the rule of backend.hpp). Thread-safe; the values are the same every way.
+inline std::atomic<unsigned>& tile_reduce_no_prefetch_setting() {
+  static std::atomic<unsigned> setting{0};
+  return setting;
+}
+inline std::atomic<int>& reduce_prefetch_setting() {
+  static std::atomic<int> setting{-1};
+  return setting;
+}
+/// Makes these the prefetch choices of later CPU kernels (plans made before are not reused).
+inline void set_prefetch(unsigned tile_reduce_no_prefetch_rows, int reduce_prefetch_bytes) {
+  tile_reduce_no_prefetch_setting().store(tile_reduce_no_prefetch_rows);
+  reduce_prefetch_setting().store(reduce_prefetch_bytes);
+  ++codegen::target_generation();
+}
+
 template <class Space>
 codegen::target make_target() {
   codegen::target t = backends::impl::kokkos_target<Space>();
@@ -92,6 +111,7 @@ codegen::target make_target() {
   t.matmul.generic_tile = 16;
   t.tile_reduce.line_bytes = simd::bytes * kernels<Space>::line_vectors;
   t.tile_reduce.vector_bytes = simd::bytes;
+  t.tile_reduce.no_prefetch_rows = tile_reduce_no_prefetch_setting().load();
   return t;
 }
 

@@ -186,7 +186,8 @@ inline matmul_tiles generic_matmul_tiles(const target& t, const graph_node& mm) 
 /// not L1, for the same reason (in L1 it evicts the lines being combined), at least two lines
 /// ahead and, over the R rows, at least the bytes one core's memory bandwidth brings in during
 /// one memory latency (target::row_prefetch_bytes, 4 KiB); only while those lines fit in an
-/// eighth of L2.
+/// eighth of L2, and not for tiles whose height class the target turns it off for
+/// (tile_reduce_options::no_prefetch_rows: what tessera::tune_prefetch measured).
 /// Measured on a 2-core AMD EPYC Zen 4 (32 KiB L1d, 1 MiB L2, 8192^2 floats, one core, a loop
 /// nest like line_rows'): tile_mean 16x16 17 -> 21.6 GB/s with 512-byte instead of 1 KiB
 /// lines (256 B alike); against no prefetch, two lines ahead into L2: 16x16 22.0 -> 24.3-26.8,
@@ -199,6 +200,11 @@ inline matmul_tiles generic_matmul_tiles(const target& t, const graph_node& mm) 
 /// On a Zen 3 core (512 KiB L2; AVX2, 256-byte lines), where 16 rows 32 KiB apart fill L2's
 /// sets for them: tile_mean 16x16 of 8192^2 floats 0.57-0.68x Eigen with 256-byte lines,
 /// 0.95-1.03x with 64-byte lines (three rounds, Tessera's kernel, same process as Eigen).
+/// The prefetch is not always a gain: on that Zen 5 core's native build (1 KiB lines) tile_mean
+/// 4x4 read 0.95-0.97x Eigen with it (one, two or four lines ahead alike) and 1.12-1.16x
+/// without, while 2x2 read 1.27-1.33x with it and 0.92-0.96x without (16x16: 1.11-1.13 /
+/// 1.13-1.20); the Zen 4 core above gained at every height. No cache size tells those apart:
+/// tessera::tune_prefetch times both and turns it off per height class where that is faster.
 struct reduce_line {
   int bytes = 0;
   int prefetch_lines = 0;
@@ -225,7 +231,9 @@ inline reduce_line tile_reduce_line(const target& t, const graph_node& tr) {
   int ahead = 2;
   if (t.row_prefetch_bytes > 0)
     ahead = std::max(ahead, int((std::size_t(t.row_prefetch_bytes) + step - 1) / step));
-  if (std::size_t(ahead + 1) * step <= t.l2_bytes / 8) l.prefetch_lines = ahead;
+  const bool tuned_off =
+      (t.tile_reduce.no_prefetch_rows >> tile_rows_class(tr.reduce_tile[0])) & 1u;
+  if (!tuned_off && std::size_t(ahead + 1) * step <= t.l2_bytes / 8) l.prefetch_lines = ahead;
   return l;
 }
 
