@@ -16,7 +16,7 @@
 /// Kokkos provides.
 ///
 /// Accumulators: float sums go through float blocks of 16 (a pairwise tree, 4 roundings) into
-/// double lanes; double sums through blocks of 8 (3 roundings) into compensated (TwoSum)
+/// double lanes; double sums through blocks of 16 (4 roundings) into compensated (TwoSum)
 /// lanes; integer sums use 64-bit modular lanes; min, max and user operations stay in the
 /// element type.
 #pragma once
@@ -115,7 +115,7 @@ std::string explain(reduction r, const E& e, const Args&... args) {
 ///         (n - 1) * 2^-24 A for a plain float loop; for every n >= 256 (the smallest with a
 ///         float block) 4 <= log2 n, and below that the error is the final rounding plus
 ///         n * 2^-53 A.
-///         double: 2^-53 |s| + 3 * 2^-53 A + (n 2^-53)^2 A (blocks of 8, then compensated
+///         double: 2^-53 |s| + 4 * 2^-53 A + (n 2^-53)^2 A (blocks of 16, then compensated
 ///         lanes). Integers: exact while the sum fits in 64 bits, then converted to T (modulo
 ///         2^bits when T is narrower).
 /// \throws shape_error on a negative extent (before any kernel runs)

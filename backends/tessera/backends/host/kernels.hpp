@@ -91,15 +91,14 @@ struct kernels {
   /// Eigen's plain sum and 2^20 (in L3) 0.84-0.95x, this way 1.07-1.08x and 0.97-0.99x, on a
   /// Zen 4 core (AVX-512). A float sum's tree, widened into double lanes (block_fold), does
   /// not gain there: 2^12 floats tied Eigen either way and 2^20 read 0.84x instead of 1.00x;
-  /// with 256-bit registers it does (block_fold). Fence = false: no order_loads (one lane's
-  /// tree, whose loads are not in address order anyway: two_sum_regs).
+  /// with 256-bit registers it does (block_fold).
   static constexpr int load_run = 8;  ///< register loads per run
   /// Whether a block fold's registers fit the target's: a tree of TR registers per level (log2
   /// K + 1 levels, depth first), Acc accumulator registers, and `one`.
   template <int K, int TR, int Acc>
   static constexpr bool tree_fits =
       int(std::bit_width(unsigned(K))) * TR + Acc + 1 <= simd::registers;
-  template <int K, int L, int W, bool OnFma = false, bool Fence = true, class P, class V, int NR>
+  template <int K, int L, int W, bool OnFma = false, class P, class V, int NR>
   TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void block_tree(const P& p, V (&out)[NR],
                                                                           const V& one = V{}) {
     using T = simd::element_t<P>;
@@ -107,10 +106,9 @@ struct kernels {
       for (int r = 0; r < NR; ++r) out[r] = simd::load<V>(p + r * W);
     } else {
       V a[NR], b[NR];
-      block_tree<K / 2, L, W, OnFma, Fence>(p, a, one);
-      if constexpr (Fence && K / 2 * L * int(sizeof(T)) >= load_run * simd::bytes)
-        simd::order_loads();
-      block_tree<K / 2, L, W, OnFma, Fence>(p + K / 2 * L, b, one);
+      block_tree<K / 2, L, W, OnFma>(p, a, one);
+      if constexpr (K / 2 * L * int(sizeof(T)) >= load_run * simd::bytes) simd::order_loads();
+      block_tree<K / 2, L, W, OnFma>(p + K / 2 * L, b, one);
       for (int r = 0; r < NR; ++r) {
         if constexpr (OnFma)
           out[r] = simd::add_on_fma(a[r], b[r], one);
@@ -118,16 +116,6 @@ struct kernels {
           out[r] = a[r] + b[r];
       }
     }
-  }
-
-  /// One register's lanes of a block: the tree of the K vectors V at p, p + L, ..., p + (K - 1)
-  /// L (block_tree's additions for those lanes, on the multiply-add units), returned by value
-  /// so that the caller's lanes stay in registers.
-  template <int K, int L, int W, class P, class V>
-  TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static V lane_tree(const P& p, const V& one) {
-    V t[1];
-    block_tree<K, L, W, true, false>(p, t, one);
-    return t[0];
   }
 
   /// Prefetches into L2 the cache lines of the Bytes bytes at p + ahead (elements).
@@ -223,24 +211,23 @@ struct kernels {
   /// the same bits. The lanes live in vector registers for the whole run (the generic loop over
   /// 16 lanes compiled to scalar code: a double sum of 2^16 elements in L2 read 48 GB/s against
   /// Eigen's 117 on a Zen 4 core). With ahead > 0 each block first prefetches its cache lines
-  /// `ahead` elements on; with from_memory (the input is larger than the caches: kernel_plan::
-  /// reduce_from_memory) the blocks are read in address order. The bits are the same either way.
+  /// `ahead` elements on. The blocks are read in address order whether or not the input comes
+  /// from memory (from_memory: kernel_plan::reduce_from_memory).
   /// \tparam K power of two  \tparam L lanes, a multiple of the target's lanes of T
   template <int K, int L, class P, class T = simd::element_t<P>>
   requires(simd::bytes > 0 && std::is_floating_point_v<T> && simd::lanes<T> > 1 &&
            L % simd::lanes<T> == 0) TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE
       static void block_fold_two_sum(const P& p, index_type n, T* s, T* c, index_type ahead = 0,
                                      bool from_memory = false) {
+    (void)from_memory;
     constexpr int W = simd::lanes<T>;
     constexpr auto regs = std::make_index_sequence<L / W>{};
     if (ahead > 0)
-      two_sum_regs<K, L, W, true, false>(p, n, s, c, ahead, regs);
-    else if (from_memory)
-      two_sum_regs<K, L, W, false, false>(p, n, s, c, 0, regs);
+      two_sum_regs<K, L, W, true>(p, n, s, c, ahead, regs);
     else
-      two_sum_regs<K, L, W, false, true>(p, n, s, c, 0, regs);
+      two_sum_regs<K, L, W, false>(p, n, s, c, 0, regs);
   }
-  template <int K, int L, int W, bool Prefetch, bool LaneOrder, class P, class T, std::size_t... R>
+  template <int K, int L, int W, bool Prefetch, class P, class T, std::size_t... R>
   TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void two_sum_regs(
       const P& q, index_type n, T* s, T* c, index_type ahead, std::index_sequence<R...>) {
     using V = simd::vec<T, W>;
@@ -250,39 +237,18 @@ struct kernels {
     const V one = simd::opaque_one<V>();
     using rule = tessera::backends::impl::compensated_sum_rule<T>;
     // Where the target has the multiply-adds and the block's tree, the lanes and `one` fit in
-    // its registers (AVX-512: 13 of 32), the tree runs on the multiply-add units in address
-    // order. Where only one register's tree fits (AVX2: 25 of 16 for the block, 13 for one
-    // register's lanes), an input in cache is added one register's lanes at a time (lane_tree:
-    // the same additions per lane, so the same bits, on the multiply-add units; the loads then
-    // walk the block's rows once per register): a double sum of 2^12 elements (in L1) read
-    // 149-156 GB/s instead of 109-121 and 2^16 (L2) 140-165 instead of 135-143, on a Zen 5
-    // core's x86-64-v3 build (tessera-peers, runs alternated; without order_loads in the lane
-    // trees: with it 126). The first half of each block (K / 2 rows) is added for every
-    // register at once, in address order (their partial sums fit the registers), and only the
-    // second half one register's lanes at a time: reading all of a block one register's lanes
-    // at a time, each pass touching every other cache line of the block, read 2^16 doubles
-    // (L2) at 145-191 GB/s where this reads 212-219 (2^12, L1: 217-222 -> 216-217; 2^18-2^20,
-    // L3: within 3 %), the same core and build, standalone, alternated. An input from memory keeps
-    // the plain tree in address order: one register's lanes at a time read 2^25 doubles at 21-22
-    // GB/s instead of 30-35 (a Zen 4 core, AVX2, gained nothing from the multiply-adds with the
-    // whole block in address order: the block spilled).
+    // its registers (compensated_sum_rule's 8 lanes of doubles in blocks of 16: 15 of 16 with
+    // AVX2, 8 of 32 with AVX-512), the tree runs on the multiply-add units in address order.
+    // (With 16 lanes in blocks of 8 the block's tree did not fit AVX2's registers; adding one
+    // register's lanes at a time, or the second half of each block so, was the best of what
+    // was tried there, and still read 2^12 / 2^16 doubles at 0.84x / 0.86x OpenBLAS' dasum on
+    // a Zen 5 core, where this reads 0.99x / 1.00x.)
     constexpr bool on_fma = simd::adds_on_fma && tree_fits<K, NR, 2 * NR>;
-    constexpr bool lane_fma = LaneOrder && !on_fma && simd::adds_on_fma && tree_fits<K, 1, 2 * NR>;
     const index_type groups = n / (K * L), runs = n % (K * L) / L;
     const int rest = int(n % L);
     for (index_type g = 0; g < groups; ++g) {
       if constexpr (Prefetch) prefetch_lines<K * L* int(sizeof(T))>(q + g * K * L, ahead);
-      if constexpr (lane_fma && K >= 2) {
-        V h[NR];
-        block_tree<K / 2, L, W, true, false>(q + g * K * L, h, one);
-        (rule::two_sum(
-             rs[R], rc[R],
-             simd::add_on_fma(h[R], lane_tree<K / 2, L, W>(q + g * K * L + K / 2 * L + R * W, one),
-                              one)),
-         ...);
-      } else if constexpr (lane_fma) {
-        (rule::two_sum(rs[R], rc[R], lane_tree<K, L, W>(q + g * K * L + R * W, one)), ...);
-      } else if constexpr (on_fma) {
+      if constexpr (on_fma) {
         V t[NR];
         block_tree<K, L, W, true>(q + g * K * L, t, one);
         (rule::two_sum(rs[R], rc[R], t[R]), ...);

@@ -88,18 +88,24 @@ struct compensated {
   D s, c;
 };
 
-/// Sums of double (and wider) types: blocks of 8 elements added in T by a pairwise tree (3
-/// roundings), then folded into compensated lanes. Each lane addition s + x is split exactly
-/// into the rounded sum and its error with Knuth's branch-free TwoSum (6 flops) and the errors
-/// are accumulated apart (Ogita, Rump & Oishi, "Accurate sum and dot product", SIAM J. Sci.
-/// Comput. 26(6), 2005, algorithm Sum2), so the lanes add as if in twice the precision.
+/// Sums of double (and wider) types: blocks of 16 elements, one per lane and 8 lanes apart,
+/// added in T by a pairwise tree (4 roundings), then folded into 8 compensated lanes. Each lane
+/// addition s + x is split exactly into the rounded sum and its error with Knuth's branch-free
+/// TwoSum (6 flops) and the errors are accumulated apart (Ogita, Rump & Oishi, "Accurate sum
+/// and dot product", SIAM J. Sci. Comput. 26(6), 2005, algorithm Sum2), so the lanes add as if
+/// in twice the precision. Blocks of 16 into 8 lanes, not of 8 into 16: per 16 elements 15
+/// tree additions and one TwoSum (7 operations) instead of 14 and two (14), and the block's
+/// tree, the lanes and their errors fit 16 vector registers (x86-64-v3). Double sums of 2^12 /
+/// 2^16 / 2^20 elements on a Zen 5 core, against OpenBLAS' dasum (a plain sum of |x|):
+/// x86-64-v3 0.84x / 0.86-0.87x / 1.00-1.04x -> 0.99x / 1.00x / 1.00x, AVX-512 against Eigen
+/// 1.00x / 0.82-0.99x / 1.02-1.11x -> 1.08x / 0.99-1.00x / 0.95-1.19x (tessera-peers).
 template <class T>
 struct compensated_sum_rule {
   static constexpr const char* describe =
-      "blocks of 8 added pairwise, then into compensated (TwoSum) lanes";
+      "blocks of 16 added pairwise, then into compensated (TwoSum) lanes";
   using acc_type = compensated<T>;
-  static constexpr int lanes = 16;
-  static constexpr int block = 8;
+  static constexpr int lanes = 8;
+  static constexpr int block = 16;
   static constexpr bool unroll = false;
   static constexpr bool two_sum_lanes = true;  ///< the lanes: sums s[L] and errors c[L]
   KOKKOS_INLINE_FUNCTION acc_type identity() const { return {T(0), T(0)}; }
