@@ -294,9 +294,9 @@ TEST_CASE("CPU targets take their memory-size thresholds from this machine's las
   MESSAGE("last-level cache: " << l3 << " B reported; memory threshold " << want << " B");
   CHECK(t.row_prefetch_min_bytes == want);
   CHECK(t.reduction.memory_min_bytes == want);
+  CHECK(t.reduction.prefetch_min_bytes == 2 * want);  // data of about L3's size partly hits
   CHECK((t.streaming_store_min_bytes == want || t.streaming_store_min_bytes == 0));
-  // An output of that size streams; one element less stays in cache. A sum reading that many
-  // bytes prefetches where the backend prefetches at all.
+  // An output of that size streams; one element less stays in cache.
   const long n = long(want / sizeof(float));
   array<float, 1> A(n), B(n);
   const auto k = plan(2.f * A + B).kernels.at(0);

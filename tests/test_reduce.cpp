@@ -810,8 +810,11 @@ TEST_CASE(
   const codegen::target t = backends::backend<execution_space>::make_target();
   const bool from_memory = t.reduction.memory_min_bytes > 0;
   const bool prefetches = from_memory && t.reduction.prefetch_bytes > 0;
-  const long n =
-      from_memory ? long(t.reduction.memory_min_bytes / sizeof(float)) + 4099 : (1L << 18) + 4099;
+  // From prefetch_min_bytes (twice the last-level cache on CPUs) on, where the target
+  // prefetches at all; from memory_min_bytes on, the blocks in address order.
+  const std::size_t min_bytes =
+      std::max(t.reduction.memory_min_bytes, t.reduction.prefetch_min_bytes);
+  const long n = from_memory ? long(min_bytes / sizeof(float)) + 4099 : (1L << 18) + 4099;
   const auto v = hashed_data(n);
   const auto a = make_array(extent<1>(n), v);
   const auto p = plan(reduction::sum, a);
@@ -822,6 +825,12 @@ TEST_CASE(
   CHECK(tt::has(p.kernels[0].mapping, "prefetched") == prefetches);
   CHECK(plan(reduction::sum, a, reproducible).kernels.at(0).reduce_prefetch_bytes ==
         p.kernels[0].reduce_prefetch_bytes);
+  if (from_memory && t.reduction.prefetch_min_bytes > t.reduction.memory_min_bytes) {
+    const long m = long(t.reduction.memory_min_bytes / sizeof(float)) + 4099;
+    const auto mid = make_array(extent<1>(m), std::vector<float>(v.begin(), v.begin() + m));
+    CHECK(plan(reduction::sum, mid).kernels.at(0).reduce_from_memory);
+    CHECK(plan(reduction::sum, mid).kernels.at(0).reduce_prefetch_bytes == 0);
+  }
   const auto small = make_array(extent<1>(4099), hashed_data(4099));
   CHECK_FALSE(plan(reduction::sum, small).kernels.at(0).reduce_from_memory);
   CHECK(plan(reduction::sum, small).kernels.at(0).reduce_prefetch_bytes == 0);

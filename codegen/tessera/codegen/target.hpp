@@ -90,9 +90,11 @@ struct reduction_options {
   /// chunk of 1024 read 15 times the data from DRAM on an H200). Still a fixed grid.
   bool interleaved_reproducible = false;
   /// CPUs: folds reading at least memory_min_bytes (data larger than the caches: it comes
-  /// from memory) read their blocks in address order (kernel_plan::reduce_from_memory) and
-  /// prefetch each cache line of their input prefetch_bytes ahead into L2 (0: never).
+  /// from memory) read their blocks in address order (kernel_plan::reduce_from_memory); those
+  /// reading at least prefetch_min_bytes too prefetch each cache line of their input
+  /// prefetch_bytes ahead into L2 (0: never).
   std::size_t memory_min_bytes = 0;
+  std::size_t prefetch_min_bytes = 0;
   int prefetch_bytes = 0;
 };
 

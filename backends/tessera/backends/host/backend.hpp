@@ -48,7 +48,11 @@ struct backend : kernels<Space> {
     // GB/s against 30.6-32.4, into L1 28-29). With 256-bit vectors (an x86-64-v3 build, same
     // core and runs) the prefetch made it slower, 0.87-0.91x the best peer against 0.99-1.00x:
     // none there.
+    // From twice the last-level cache only: data of about its size still partly hits in it,
+    // and the prefetch cost a sum of 2^22 doubles (32 MiB, a Zen 5 core's L3) 12 % (64 against
+    // 73 GB/s; Eigen 79); 2^23 doubles 56 against 57.5 (standalone, three rounds each).
     t.reduction.memory_min_bytes = t.row_prefetch_min_bytes;
+    t.reduction.prefetch_min_bytes = 2 * t.row_prefetch_min_bytes;
     // tessera::tune_prefetch may have measured otherwise on the running machine.
     const int tuned = reduce_prefetch_setting().load();
     t.reduction.prefetch_bytes = t.row_prefetch_min_bytes == 0 ? 0

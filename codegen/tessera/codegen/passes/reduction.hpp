@@ -69,7 +69,8 @@ TESSERA_PLANNER_LINKAGE kernel_plan plan_reduction(const reduction_desc& d, cons
       std::uint64_t(d.elements) * std::uint64_t(d.elem_bytes) >= t.reduction.memory_min_bytes) {
     k.reduce_from_memory = true;
     k.mapping += "; the input comes from memory: blocks read in address order";
-    if (t.reduction.prefetch_bytes > 0) {
+    if (t.reduction.prefetch_bytes > 0 &&
+        std::uint64_t(d.elements) * std::uint64_t(d.elem_bytes) >= t.reduction.prefetch_min_bytes) {
       k.reduce_prefetch_bytes = t.reduction.prefetch_bytes;
       k.mapping +=
           ", each line prefetched " + std::to_string(k.reduce_prefetch_bytes) + " B ahead into L2";
