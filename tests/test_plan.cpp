@@ -27,6 +27,32 @@ codegen::target gpu_target() {
   return t;
 }
 
+TEST_CASE("the plan-cache fingerprint: the entries its node types need, changed by every input") {
+  array<float, 1> a(100), b(100), c(100), d(100), a2(100), b2(100), c2(100), e(101), f(101);
+  auto expr = [](const auto& x, const auto& y, const auto& z) {
+    return 2.f * x + 3.f * y - z;
+  };
+  using E = decltype(expr(a, b, c));
+  // Per node its extent and schedule; terminals 3 + 2 x rank more; 2 for the destination.
+  static_assert(codegen::fingerprint_size<E> == 4 * 4 + 2 * 3 + 3 * 9 + 2);
+  const auto dst = d.describe_memory();
+  const auto key = codegen::fingerprint(expr(a, b, c), &dst);
+  CHECK(key == codegen::fingerprint(expr(a, b, c), &dst));
+  CHECK(key == codegen::fingerprint(expr(a2, b2, c2), &dst));  // other arrays, same roles
+  CHECK(key != codegen::fingerprint(expr(a, a, c), &dst));     // two operands share memory
+  CHECK(key != codegen::fingerprint(expr(e, f, f), &dst));     // another extent
+  const auto into_a = a.describe_memory();
+  CHECK(key != codegen::fingerprint(expr(a, b, c), &into_a));  // an operand is the output
+  CHECK(key != codegen::fingerprint(expr(a, b, c), nullptr));  // a fresh output
+  array<float, 1> whole(120);
+  const auto s1 =
+      codegen::fingerprint(expr(whole.section(index<1>(0), extent<1>(100)), b, c), &dst);
+  const auto s2 = codegen::fingerprint(expr(whole.section(index<1>(0), extent<1>(100)),
+                                            whole.section(index<1>(3), extent<1>(100)), c),
+                                       &dst);
+  CHECK(s1 != s2);  // an overlapping section of an earlier operand
+}
+
 TEST_CASE("elementwise chains are one kernel without scratch or barriers") {
   array<float, 2> A(64, 32), B(64, 32), Cc(64, 32);
   const auto p = plan(2.f * A + 3.f * B - Cc);

@@ -10,6 +10,7 @@
 #include <tessera/dsl/host_context.hpp>
 #include <tessera/dsl/index.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <tuple>
@@ -318,16 +319,59 @@ expr_graph build_graph(const E& e, const tessera::impl::captured_buffer* dst = n
   return g;
 }
 
-/// Entries of the fingerprint of an expression type E.
+/// Fingerprint entries of node type N itself (not its children): its extent (rank) and
+/// schedule (3); for terminals how they overlap the destination and whether they are
+/// contiguous, their memory class, the terminal they are a section of, at which offset (rank)
+/// and their strides (rank); for nodes with a plan_key() its two entries.
+template <class N>
+constexpr int own_key_entries() {
+  int k = N::rank + 3;
+  if constexpr (N::traits.kind == node_kind::terminal)
+    k += 3 + 2 * N::rank;
+  else if constexpr (requires(const N& n) { n.plan_key(); })
+    k += 2;
+  return k;
+}
 template <class E>
-inline constexpr int fingerprint_size = 15 * node_count<E>() + 2;
+constexpr int key_entries();
+template <class Tuple, std::size_t... I>
+constexpr int children_key_entries(std::index_sequence<I...>) {
+  return (0 + ... + key_entries<std::remove_cvref_t<std::tuple_element_t<I, Tuple>>>());
+}
+/// Fingerprint entries of the tree of E (own_key_entries over its nodes).
+template <class E>
+constexpr int key_entries() {
+  using C = children_t<E>;
+  return own_key_entries<E>() +
+         children_key_entries<C>(std::make_index_sequence<std::tuple_size_v<C>>{});
+}
+template <class E>
+constexpr int terminal_count();
+template <class Tuple, std::size_t... I>
+constexpr int children_terminal_count(std::index_sequence<I...>) {
+  return (0 + ... + terminal_count<std::remove_cvref_t<std::tuple_element_t<I, Tuple>>>());
+}
+/// Terminals in the tree of E, at compile time.
+template <class E>
+constexpr int terminal_count() {
+  using C = children_t<E>;
+  return (E::traits.kind == node_kind::terminal ? 1 : 0) +
+         children_terminal_count<C>(std::make_index_sequence<std::tuple_size_v<C>>{});
+}
 
-/// Everything a plan of `e` depends on besides its type: per node its extent (3), schedule (3),
-/// and for terminals how they overlap `dst` and whether they are contiguous; per terminal its
+/// Entries of the fingerprint of an expression type E: its nodes' (key_entries), then two for
+/// the destination. Only as many as the node types need (a plan-cache lookup zeroes, fills and
+/// compares them all: 15 per node before, 137 for `2a + 3b - c`, 51 now).
+template <class E>
+inline constexpr int fingerprint_size = key_entries<E>() + 2;
+
+/// Everything a plan of `e` depends on besides its type: per node its extent and schedule, and
+/// for terminals how they overlap `dst` and whether they are contiguous; per terminal its
 /// buffer identity class (which terminals share memory and strides), which earlier terminal it
-/// is an overlapping section of, at which offset (3), and its strides (3: the memory a stage of
-/// overlapping sections spans is counted in them); last, the destination's element type (its
-/// type-name function: one per type) and whether its elements are contiguous. No allocation.
+/// is an overlapping section of, at which offset, and its strides (the memory a stage of
+/// overlapping sections spans is counted in them); nodes with a plan_key() add it; last, the
+/// destination's element type (its type-name function: one per type) and whether its elements
+/// are contiguous. No allocation.
 template <class E>
 std::array<std::int64_t, fingerprint_size<E>> fingerprint(
     const E& e, const tessera::impl::captured_buffer* dst) {
@@ -337,20 +381,23 @@ std::array<std::int64_t, fingerprint_size<E>> fingerprint(
     const void* data;
     index_type stride[3];
   };
-  memory_class seen[node_count<E>()] = {};
+  constexpr int terminals = std::max(terminal_count<E>(), 1);
+  memory_class seen[terminals] = {};
   int nseen = 0;
-  tessera::impl::captured_buffer leaders[node_count<E>()] = {};  // as build() finds them
+  tessera::impl::captured_buffer leaders[terminals] = {};  // as build() finds them
   int nleaders = 0;
   auto visit = [&](const auto& self, const auto& n) -> void {
     using N = std::remove_cvref_t<decltype(n)>;
-    if constexpr (N::rank > 0) {
+    constexpr int R = N::rank;
+    if constexpr (R > 0) {
       const auto x = n.get_extent();
-      for (int d = 0; d < N::rank; ++d) key[k + d] = x[d];
+      for (int d = 0; d < R; ++d) key[k + d] = x[d];
     }
-    for (int d = 0; d < 3; ++d) key[k + 3 + d] = n.sched.tile[d];
+    for (int d = 0; d < 3; ++d) key[k + R + d] = n.sched.tile[d];
+    const int at = k + R + 3;  // the node's own entries after its extent and schedule
     if constexpr (N::traits.kind == node_kind::terminal) {
       const auto b = n.a.describe_memory();
-      key[k + 6] = static_cast<std::int64_t>(classify(b, dst)) * 2 + (contiguous(b) ? 1 : 0);
+      key[at] = static_cast<std::int64_t>(classify(b, dst)) * 2 + (contiguous(b) ? 1 : 0);
       // The first terminal with the same memory (names in plans) and the same strides (the
       // same elements at every index: stencil operands staged once).
       int cls = 0;
@@ -360,19 +407,19 @@ std::array<std::int64_t, fingerprint_size<E>> fingerprint(
       };
       while (cls < nseen && !same(seen[cls])) ++cls;
       if (cls == nseen) seen[nseen++] = {b.data, {b.stride[0], b.stride[1], b.stride[2]}};
-      key[k + 7] = cls;
+      key[at + 1] = cls;
       std::int64_t off[3];
       if (const int l = section_leader(leaders, nleaders, b, off); l >= 0) {
-        key[k + 8] = l + 1;
-        for (int d = 0; d < 3; ++d) key[k + 9 + d] = off[d];
+        key[at + 2] = l + 1;
+        for (int d = 0; d < R; ++d) key[at + 3 + d] = off[d];
       }
-      for (int d = 0; d < 3; ++d) key[k + 12 + d] = b.stride[d];
+      for (int d = 0; d < R; ++d) key[at + 3 + R + d] = b.stride[d];
     } else if constexpr (requires { n.plan_key(); }) {
       const auto pk = n.plan_key();
-      key[k + 6] = pk[0];
-      key[k + 7] = pk[1];
+      key[at] = pk[0];
+      key[at + 1] = pk[1];
     }
-    k += 15;
+    k += own_key_entries<N>();
     for_each_child(n, [&](const auto& c) { self(self, c); });
   };
   visit(visit, e);
