@@ -373,8 +373,8 @@ void check_block_fold_two_sum() {
       for (long g = 0; g < groups; ++g)
         for (int l = 0; l < L; ++l)
           rule::two_sum(want_s[l], want_c[l], lane_tree<L>(x.data() + g * K * L, l, 0, K));
-      // Each order of reading the block: an input in cache (one register's lanes at a time
-      // where only those fit the registers), from memory (address order), prefetching ahead.
+      // Each mode of the fold: an input in cache, from memory, prefetching ahead (every mode
+      // reads the blocks in address order).
       for (const auto& mode :
            {std::pair<index_type, bool>{0, false}, std::pair<index_type, bool>{0, true},
             std::pair<index_type, bool>{64, true}}) {
@@ -835,8 +835,7 @@ TEST_CASE(
   CHECK_FALSE(plan(reduction::sum, small).kernels.at(0).reduce_from_memory);
   CHECK(plan(reduction::sum, small).kernels.at(0).reduce_prefetch_bytes == 0);
   CHECK(bits(sum(a, reproducible)) == bits(sum(a * 1.f, reproducible)));
-  // Doubles (compensated lanes, whose CPU folds read a block in cache one register's lanes at
-  // a time where only those fit the registers): the same bits either way.
+  // Doubles (compensated lanes, from memory and in cache): the same bits either way.
   std::vector<double> vd(v.begin(), v.end());
   if (from_memory) vd.resize(t.reduction.memory_min_bytes / sizeof(double) + 4099, 0.25);
   const auto ad = make_array(extent<1>(long(vd.size())), vd);

@@ -11,6 +11,7 @@
 
 #if defined(KOKKOS_ENABLE_SERIAL) || defined(KOKKOS_ENABLE_OPENMP)
 #include <tessera/backends/execute.hpp>
+#include <tessera/backends/host/backend.hpp>
 #include <tessera/backends/host/gemm.hpp>
 #include <tessera/backends/host/target.hpp>
 #include <tessera/backends/reduce.hpp>
@@ -135,6 +136,14 @@ struct prefetch_tuning {
   friend bool operator==(const prefetch_tuning&, const prefetch_tuning&) = default;
 };
 
+/// The height classes of `p` whose tile_reduce lines do not prefetch, as a bit set.
+inline unsigned no_prefetch_rows(const prefetch_tuning& p) {
+  unsigned off = 0;
+  for (int c = 0; c < codegen::tile_rows_classes; ++c)
+    if (!p.tile_reduce[std::size_t(c)]) off |= 1u << c;
+  return off;
+}
+
 /// The prefetch choices later CPU kernels use.
 inline prefetch_tuning prefetch_tuning_in_use() {
   prefetch_tuning p;
@@ -151,10 +160,7 @@ inline void set_prefetch_tuning(const prefetch_tuning& p) {
     throw shape_error("tessera::set_prefetch_tuning: reduce_bytes " +
                       std::to_string(p.reduce_bytes) +
                       " is neither -1 (the rule) nor a multiple of 64 bytes (0: none)");
-  unsigned off = 0;
-  for (int c = 0; c < codegen::tile_rows_classes; ++c)
-    if (!p.tile_reduce[std::size_t(c)]) off |= 1u << c;
-  backends::host::set_prefetch(off, p.reduce_bytes);
+  backends::host::set_prefetch(no_prefetch_rows(p), p.reduce_bytes);
 }
 /// One line, e.g. "tile_reduce rows <=2 on, 3-4 off, 5-8 on, >8 on; folds from memory 4096 B
 /// ahead" ("the rule" for -1).
@@ -174,7 +180,7 @@ inline std::string describe(const prefetch_tuning& p) {
 /// array of T four times the last-level cache (5792^2 floats, 128 MiB, with 32 MiB of L3), on
 /// the default execution space (best of 5 each way, then 4 alternated rounds). A choice leaves
 /// the rule only where the other is 5 % faster (closer calls flip from run to run on a busy
-/// machine). About 0.6 s with 32 MiB of L3. Returns the
+/// machine). About 0.5 s with 32 MiB of L3. Returns the
 /// choices now in use (set_prefetch_tuning); on a GPU mapping, or where no kernel streams
 /// from memory, returns them without timing anything. Measured on a Zen 5 core (native
 /// build): tile_mean 4x4 of 8192^2 floats 0.95-0.97x Eigen with the rule's prefetch, 1.12-1.16x
@@ -194,7 +200,7 @@ prefetch_tuning tune_prefetch() {
     prefetch_tuning before = prefetch_tuning_in_use();
     bool done = false;
     ~restore() {
-      if (!done) set_prefetch_tuning(before);
+      if (!done) backends::host::set_prefetch(no_prefetch_rows(before), before.reduce_bytes);
     }
   } guard;
   prefetch_tuning pick = guard.before;

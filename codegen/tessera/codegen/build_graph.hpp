@@ -345,20 +345,6 @@ constexpr int key_entries() {
   return own_key_entries<E>() +
          children_key_entries<C>(std::make_index_sequence<std::tuple_size_v<C>>{});
 }
-template <class E>
-constexpr int terminal_count();
-template <class Tuple, std::size_t... I>
-constexpr int children_terminal_count(std::index_sequence<I...>) {
-  return (0 + ... + terminal_count<std::remove_cvref_t<std::tuple_element_t<I, Tuple>>>());
-}
-/// Terminals in the tree of E, at compile time.
-template <class E>
-constexpr int terminal_count() {
-  using C = children_t<E>;
-  return (E::traits.kind == node_kind::terminal ? 1 : 0) +
-         children_terminal_count<C>(std::make_index_sequence<std::tuple_size_v<C>>{});
-}
-
 /// Entries of the fingerprint of an expression type E: its nodes' (key_entries), then two for
 /// the destination. Only as many as the node types need (a plan-cache lookup zeroes, fills and
 /// compares them all: 15 per node before, 137 for `2a + 3b - c`, 51 now).
@@ -381,7 +367,7 @@ std::array<std::int64_t, fingerprint_size<E>> fingerprint(
     const void* data;
     index_type stride[3];
   };
-  constexpr int terminals = std::max(terminal_count<E>(), 1);
+  constexpr int terminals = std::max(kind_count<E, node_kind::terminal>(), 1);
   memory_class seen[terminals] = {};
   int nseen = 0;
   tessera::impl::captured_buffer leaders[terminals] = {};  // as build() finds them

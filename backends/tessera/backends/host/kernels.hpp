@@ -209,10 +209,10 @@ struct kernels {
   /// (n mod K L) / L runs of L elements, one per lane; then its last n mod L elements into
   /// lanes 0, 1, ...: the operations and order of compensated_sum_rule's step on each lane, so
   /// the same bits. The lanes live in vector registers for the whole run (the generic loop over
-  /// 16 lanes compiled to scalar code: a double sum of 2^16 elements in L2 read 48 GB/s against
-  /// Eigen's 117 on a Zen 4 core). With ahead > 0 each block first prefetches its cache lines
-  /// `ahead` elements on. The blocks are read in address order whether or not the input comes
-  /// from memory (from_memory: kernel_plan::reduce_from_memory).
+  /// the rule's lanes, 16 then, compiled to scalar code: a double sum of 2^16 elements in L2 read
+  /// 48 GB/s against Eigen's 117 on a Zen 4 core). With ahead > 0 each block first prefetches its
+  /// cache lines `ahead` elements on. The blocks are read in address order whether or not the input
+  /// comes from memory: from_memory (kernel_plan::reduce_from_memory) is accepted and ignored.
   /// \tparam K power of two  \tparam L lanes, a multiple of the target's lanes of T
   template <int K, int L, class P, class T = simd::element_t<P>>
   requires(simd::bytes > 0 && std::is_floating_point_v<T> && simd::lanes<T> > 1 &&
@@ -242,7 +242,7 @@ struct kernels {
     // (With 16 lanes in blocks of 8 the block's tree did not fit AVX2's registers; adding one
     // register's lanes at a time, or the second half of each block so, was the best of what
     // was tried there, and still read 2^12 / 2^16 doubles at 0.84x / 0.86x OpenBLAS' dasum on
-    // a Zen 5 core, where this reads 0.99x / 1.00x.)
+    // a Zen 5 core, where this reads 0.89-0.99x / 0.99-1.00x.)
     constexpr bool on_fma = simd::adds_on_fma && tree_fits<K, NR, 2 * NR>;
     const index_type groups = n / (K * L), runs = n % (K * L) / L;
     const int rest = int(n % L);

@@ -97,8 +97,9 @@ struct compensated {
 /// tree additions and one TwoSum (7 operations) instead of 14 and two (14), and the block's
 /// tree, the lanes and their errors fit 16 vector registers (x86-64-v3). Double sums of 2^12 /
 /// 2^16 / 2^20 elements on a Zen 5 core, against OpenBLAS' dasum (a plain sum of |x|):
-/// x86-64-v3 0.84x / 0.86-0.87x / 1.00-1.04x -> 0.99x / 1.00x / 1.00x, AVX-512 against Eigen
-/// 1.00x / 0.82-0.99x / 1.02-1.11x -> 1.08x / 0.99-1.00x / 0.95-1.19x (tessera-peers).
+/// x86-64-v3 0.84x / 0.86-0.87x / 1.00-1.04x -> 0.89-0.99x / 0.99-1.00x / 0.99-1.01x, AVX-512
+/// against Eigen 1.00x / 0.82-0.99x / 1.02-1.11x -> 1.08-1.15x / 0.97-1.00x / 0.95-1.19x
+/// (tessera-peers, several runs; a 2^12 call is about 170 ns, 20 of them fixed costs).
 template <class T>
 struct compensated_sum_rule {
   static constexpr const char* describe =
