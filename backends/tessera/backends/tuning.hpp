@@ -28,6 +28,35 @@
 
 namespace tessera {
 
+namespace impl {
+/// The timing protocol of the explicit tunings: `use(a)` then run() once (warm-up: plans,
+/// first touch), the best of `first` runs under a and under b, then `rounds` alternated runs
+/// of each, so that drifting machine load hits both alike. Returns the best seconds under a
+/// and under b; `use` is left at b.
+template <class C, class Use, class Run>
+std::pair<double, double> best_seconds_of_two(const C& a, const C& b, const Use& use,
+                                              const Run& run, int first, int rounds) {
+  auto best_of = [&](const C& c, int reps) {
+    use(c);
+    double best = 1e300;
+    for (int r = 0; r < reps; ++r) {
+      Kokkos::Timer timer;
+      run();
+      Kokkos::fence();
+      best = std::min(best, timer.seconds());
+    }
+    return best;
+  };
+  (void)best_of(a, 1);
+  double ta = best_of(a, first), tb = best_of(b, first);
+  for (int r = 0; r < rounds; ++r) {
+    ta = std::min(ta, best_of(a, 1));
+    tb = std::min(tb, best_of(b, 1));
+  }
+  return {ta, tb};
+}
+}  // namespace impl
+
 /// Cache blocking of the CPU matmul: rows of A per packed block (mc), depth per block (kc),
 /// columns of B per packed panel (nc), in elements.
 using matmul_blocking = backends::host::gemm_blocking;
@@ -94,24 +123,9 @@ transpose_staging tune_transpose() {
       if (!done) backends::host::set_transpose_staging(before);
     }
   } guard;
-  auto best_of = [&](transpose_staging s, int reps) {
-    host::set_transpose_staging(s);
-    double best = 1e300;
-    for (int r = 0; r < reps; ++r) {
-      Kokkos::Timer timer;
-      t = transpose(a);
-      Kokkos::fence();
-      best = std::min(best, timer.seconds());
-    }
-    return best;
-  };
-  (void)best_of(transpose_staging::never, 1);  // warm-up: first touch, plans, scratch
-  double staged = best_of(transpose_staging::always, 3);
-  double blocks = best_of(transpose_staging::never, 3);
-  for (int r = 0; r < 2; ++r) {  // alternated, so that drifting machine load hits both alike
-    staged = std::min(staged, best_of(transpose_staging::always, 1));
-    blocks = std::min(blocks, best_of(transpose_staging::never, 1));
-  }
+  const auto [blocks, staged] = impl::best_seconds_of_two(
+      transpose_staging::never, transpose_staging::always, host::set_transpose_staging,
+      [&] { t = transpose(a); }, 3, 2);
   const transpose_staging pick = staged < 0.97 * blocks   ? transpose_staging::always
                                  : blocks < 0.97 * staged ? transpose_staging::never
                                                           : transpose_staging::rows_exceed_l2;
@@ -207,23 +221,8 @@ prefetch_tuning tune_prefetch() {
   // Times run() under `with` and `without`, alternated; returns which is faster by 5 %: 0
   // without, 1 with, -1 neither.
   auto faster = [&](auto&& run, const prefetch_tuning& with, const prefetch_tuning& without) {
-    auto best_of = [&](const prefetch_tuning& p, int reps) {
-      set_prefetch_tuning(p);
-      double best = 1e300;
-      for (int r = 0; r < reps; ++r) {
-        Kokkos::Timer timer;
-        run();
-        Kokkos::fence();
-        best = std::min(best, timer.seconds());
-      }
-      return best;
-    };
-    (void)best_of(with, 1);  // warm-up: plans, first touch of the output
-    double on = best_of(with, 5), off = best_of(without, 5);
-    for (int r = 0; r < 4; ++r) {  // alternated, so that drifting machine load hits both alike
-      on = std::min(on, best_of(with, 1));
-      off = std::min(off, best_of(without, 1));
-    }
+    const auto [on, off] = impl::best_seconds_of_two(
+        with, without, [](const prefetch_tuning& p) { set_prefetch_tuning(p); }, run, 5, 4);
     return off < 0.95 * on ? 0 : on < 0.95 * off ? 1 : -1;
   };
   auto tile_class = [&](auto rows) {

@@ -97,11 +97,12 @@ constexpr fused_kernel fused_kernel_of() {
   return fuse_frontier(f, n);
 }
 
-/// Nodes of E's tree (E included) for which P::template test<Node>() is true.
+/// Nodes of E's tree (E included) for which P::template test<Node>() is true; where test
+/// returns an int, the sum of what it returns over the nodes.
 template <class P, class E>
 constexpr int count_nodes() {
   using C = children_t<E>;
-  return (P::template test<E>() ? 1 : 0) + []<std::size_t... I>(std::index_sequence<I...>) {
+  return int(P::template test<E>()) + []<std::size_t... I>(std::index_sequence<I...>) {
     return (0 + ... + count_nodes<P, std::remove_cvref_t<std::tuple_element_t<I, C>>>());
   }
   (std::make_index_sequence<std::tuple_size_v<C>>{});
@@ -332,18 +333,16 @@ constexpr int own_key_entries() {
     k += 2;
   return k;
 }
-template <class E>
-constexpr int key_entries();
-template <class Tuple, std::size_t... I>
-constexpr int children_key_entries(std::index_sequence<I...>) {
-  return (0 + ... + key_entries<std::remove_cvref_t<std::tuple_element_t<I, Tuple>>>());
-}
+struct own_key_weight {
+  template <class N>
+  static constexpr int test() {
+    return own_key_entries<N>();
+  }
+};
 /// Fingerprint entries of the tree of E (own_key_entries over its nodes).
 template <class E>
 constexpr int key_entries() {
-  using C = children_t<E>;
-  return own_key_entries<E>() +
-         children_key_entries<C>(std::make_index_sequence<std::tuple_size_v<C>>{});
+  return count_nodes<own_key_weight, E>();
 }
 /// Entries of the fingerprint of an expression type E: its nodes' (key_entries), then two for
 /// the destination. Only as many as the node types need (a plan-cache lookup zeroes, fills and
