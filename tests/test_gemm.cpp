@@ -146,15 +146,17 @@ void random_shapes() {
 
 /// The direct form (codegen::direct_gemm_fits: small problems, A and B read in place) on edge
 /// shapes around the micro-tile (rows MR / 4, MR / 2, MR and between; columns below, at and
-/// past NR), padded leading dimensions (NaN in A's and B's padding, a sentinel in C's), with
-/// and without add_to_c and an epilogue: the same bits as the packed form with one K block,
-/// within tolerance of Eigen, padding untouched.
+/// past NR, last panels of up to half NR and more), padded leading dimensions (NaN in A's and B's
+/// padding, a sentinel in C's), with and without add_to_c and an epilogue: the same bits as the
+/// packed form with one K block, within tolerance of Eigen, padding untouched.
 template <class T>
 void direct_shapes() {
   const int mr = host::gemm_mr<T>, nr = host::gemm_nr<T>;
   const std::vector<long> ms = {1,      2,  mr / 4 + 1, mr / 2,    mr / 2 + 1,
                                 mr - 1, mr, mr + 1,     3 * mr + 2};
-  const std::vector<long> ns = {1, 3, nr - 1, nr, nr + 1, 2 * nr + 5};
+  // Past the full panels: partial panels of one vector's columns or fewer (nr / 2 on SIMD
+  // builds: the kernel with one vector of B per row) and of more.
+  const std::vector<long> ns = {1, 3, nr - 1, nr, nr + 1, nr + nr / 2, nr + nr / 2 + 1, 2 * nr + 5};
   const std::vector<long> ks = {1, 2, 17, codegen::direct_gemm_max_k};
   auto ep = [](index_type i, index_type j, T acc) {
     return T(acc * T(0.5) + T(i) - T(j));

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 namespace tessera::backends::host {
 namespace impl {
@@ -45,13 +46,15 @@ using simd::store;
 /// the NV vectors of B and the broadcast of A take 15 of AVX2's 16 vector registers, and once
 /// inlined into a kernel with a fused epilogue, GCC 12 kept one accumulator on the stack
 /// (relu(A B a + b C), 2048^2 floats, on a Zen 3 core: 35 GFLOP/s against 75 without the
-/// epilogue).
-template <class T>
+/// epilogue). NV: vectors of B per row, micro_tile's, or 1 for a partial micro-panel of at
+/// most W columns (its first W columns only; never `to_c`).
+template <class T, int NV = micro_tile<T>::NV>
 TESSERA_HOST_NOINLINE TESSERA_SIMD_FULL_WIDTH void micro_kernel_k_loop(
     index_type kc, const T* __restrict a, const T* __restrict b, T* __restrict c, index_type ldc,
     int m, int n, bool to_c, bool accumulate, T* __restrict tile) {
   using S = micro_tile<T>;
-  constexpr int MR = S::MR, NV = S::NV, W = S::W;
+  constexpr int MR = S::MR, W = S::W;
+  static_assert(NV >= 1 && NV <= S::NV, "micro_kernel_k_loop: at most micro_tile's NV vectors");
   using V = typename simd_type<T, W>::type;
   // Start fetching the C tile (read for writing) while the k loop runs.
   for (int r = 0; r < m; ++r) {
@@ -130,7 +133,13 @@ inline void micro_kernel(index_type kc, const T* a, const T* b, T* c, index_type
   constexpr int MR = S::MR, NR = S::NR;
   const bool full = m == MR && n == NR;
   alignas(64) T tile[MR * NR];
-  micro_kernel_k_loop(kc, a, b, c, ldc, m, n, full && !finish, accumulate, tile);
+  // A partial micro-panel of at most W columns: one vector of B per row, half the multiply-adds
+  // (3000 x 100 x 3000 floats, N = 3 x 32 + 4 on AVX-512, Zen 5 core, alternated runs:
+  // 163-165 -> 170-178 GFLOP/s, 0.88-0.89x -> 0.97-0.98x OpenBLAS). The same bits.
+  if (S::NV > 1 && n <= S::W)
+    micro_kernel_k_loop<T, 1>(kc, a, b, c, ldc, m, n, false, accumulate, tile);
+  else
+    micro_kernel_k_loop(kc, a, b, c, ldc, m, n, full && !finish, accumulate, tile);
   if (full && !finish) return;
   store_tile(tile, c, ldc, m, n, accumulate, finish, ep, i0, j0);
 }
@@ -140,13 +149,16 @@ inline void micro_kernel(index_type kc, const T* a, const T* b, T* c, index_type
 /// and the NR columns at `b` (leading dimension ldb, all NR readable), K steps; the same
 /// accumulators and the same operations in the same order as micro_kernel_k_loop, so the
 /// same bits as the packed form for one K block. Stores acc to `tile` (MR x NR, row-major).
+/// NV: vectors of B per row, micro_tile's, or 1 for a last column panel of at most W columns
+/// (half the multiply-adds; only the first NV W columns are read at b and stored to `tile`).
 /// Not inlined, as micro_kernel_k_loop.
-template <class T, int R>
+template <class T, int R, int NV = micro_tile<T>::NV>
 TESSERA_HOST_NOINLINE TESSERA_SIMD_FULL_WIDTH void direct_k_loop(
     index_type K, const T* __restrict a, index_type lda, const T* __restrict b, index_type ldb,
     int m, T* __restrict tile) {
   using S = micro_tile<T>;
-  constexpr int NV = S::NV, W = S::W;
+  constexpr int W = S::W;
+  static_assert(NV >= 1 && NV <= S::NV, "direct_k_loop: at most micro_tile's NV vectors of B");
   using V = typename simd_type<T, W>::type;
   const T* ar[R];
   for (int r = 0; r < R; ++r) ar[r] = a + (r < m ? r : m - 1) * lda;
@@ -176,6 +188,12 @@ TESSERA_HOST_NOINLINE TESSERA_SIMD_FULL_WIDTH void direct_k_loop(
 /// direct_padded_micro_kernel); rows past m take the kernel for MR / 2 or MR / 4 rows where
 /// those hold them. Then c = ep(i0 + r, j0 + j, acc), or ep(.., c + acc) with add_to_c, as
 /// micro_kernel's last K block.
+/// A last partial panel of n <= W columns takes the kernel with one vector of B per row: half
+/// the multiply-adds of a full-width tile. Measured alternately on a Zen 5 core (AVX-512,
+/// floats; N = 100 is 3 x 32 + 4 columns, 112 is 3 x 32 + 16), full width -> one vector:
+/// 100^3 11.7-12.1 -> 10.6-10.9 us, 96 x 112 x 96 10.7 -> 9.7-9.8, 36 x 100 x 100 4.2-4.4 ->
+/// 3.9, 200^3 79-80 -> 71-73. (The same kernel reading a panel padded to W columns only, row
+/// stride 64 bytes, ran 3-7 % slower than full width: the pad stays NR wide.)
 /// @pre 1 <= m <= MR, 1 <= n <= NR, K >= 1, NR columns readable at b
 template <class T, class Ep>
 inline void direct_micro_kernel(index_type K, const T* a, index_type lda, const T* b,
@@ -184,13 +202,20 @@ inline void direct_micro_kernel(index_type K, const T* a, index_type lda, const 
   using S = micro_tile<T>;
   constexpr int MR = S::MR, NR = S::NR;
   alignas(64) T tile[MR * NR];
-  constexpr int R2 = MR / 2 > 0 ? MR / 2 : 1, R4 = MR / 4 > 0 ? MR / 4 : 1;
-  if (m > R2)
-    direct_k_loop<T, MR>(K, a, lda, b, ldb, m, tile);
-  else if (m > R4)
-    direct_k_loop<T, R2>(K, a, lda, b, ldb, m, tile);
+  auto rows = [&](auto nv) {
+    constexpr int NV = decltype(nv)::value;
+    constexpr int R2 = MR / 2 > 0 ? MR / 2 : 1, R4 = MR / 4 > 0 ? MR / 4 : 1;
+    if (m > R2)
+      direct_k_loop<T, MR, NV>(K, a, lda, b, ldb, m, tile);
+    else if (m > R4)
+      direct_k_loop<T, R2, NV>(K, a, lda, b, ldb, m, tile);
+    else
+      direct_k_loop<T, R4, NV>(K, a, lda, b, ldb, m, tile);
+  };
+  if (S::NV > 1 && n <= S::W)
+    rows(std::integral_constant<int, 1>{});
   else
-    direct_k_loop<T, R4>(K, a, lda, b, ldb, m, tile);
+    rows(std::integral_constant<int, S::NV>{});
   store_tile(tile, c, ldc, m, n, add_to_c, true, ep, i0, j0);
 }
 
