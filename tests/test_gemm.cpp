@@ -202,6 +202,43 @@ TEST_CASE("gemm<float> and gemm<double>: the direct form, bit for bit the packed
   direct_shapes<double>();
 }
 
+/// C within one row block (one team on one thread): the team packs each micro-panel of B
+/// right before using it, with no packing launch; several row blocks pack the whole panel in a
+/// launch first. The same kc and nc, so the same additions in the same order: the same bits.
+template <class T>
+void one_team_shapes() {
+  const int mr = host::gemm_mr<T>, nr = host::gemm_nr<T>;
+  for (const auto& s : std::vector<std::array<long, 3>>{
+           {1, 3 * nr + 5, 100}, {mr - 1, nr / 2, 45}, {3 * mr - 1, 5 * nr + 1, 130}}) {
+    const long m = s[0], n = s[1], k = s[2];
+    CAPTURE(m);
+    CAPTURE(n);
+    CAPTURE(k);
+    problem<T> p(m, n, k, 1, 3, 2);
+    problem<T> q = p;
+    const host::gemm_blocking one{int(host::impl::round_up(m, mr)), 32, 2 * nr},
+        many{mr, 32, 2 * nr};
+    const codegen::gemm_params pone = host::plan<T>(m, n, k, one, 1),
+                               pmany = host::plan<T>(m, n, k, many, 1);
+    REQUIRE(pone.m_blocks * pone.splits == 1);
+    CHECK(pmany.m_blocks * pmany.splits == (m + mr - 1) / mr);
+    const Kokkos::DefaultHostExecutionSpace exec;
+    host::gemm<T>(exec, m, n, k, p.a.data(), p.lda, p.b.data(), p.ldb, p.c.data(), p.ldc,
+                  identity<T>(), pone, "one team");
+    host::gemm<T>(exec, m, n, k, q.a.data(), q.lda, q.b.data(), q.ldb, q.c.data(), q.ldc,
+                  identity<T>(), pmany, "many teams");
+    CHECK(p.c == q.c);  // bits, padding included
+    CHECK(p.padding_untouched());
+    CHECK(tt::max_abs_diff(p.C(), p.reference()) <= p.tolerance());
+  }
+}
+
+TEST_CASE("gemm: C in one row block packs B in its team, bit for bit the packing launch") {
+  if (tt::cpu_family_unused("host gemm on one team")) return;
+  one_team_shapes<float>();
+  one_team_shapes<double>();
+}
+
 TEST_CASE("gemm<float>: random and tall/skinny shapes, padded leading dimensions") {
   if (tt::cpu_family_unused("host gemm on every shape")) return;
   random_shapes<float>();

@@ -144,6 +144,11 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
                               " rows of C; micro-tiles of " + tiles +
                               " in registers reading A and B in place (A, B and C fit half of "
                               "L2: no packing), one launch"
+                    : k.league_size == 1
+                        ? "one team (C is one row block of at most " + std::to_string(k.gemm.mc) +
+                              " rows); micro-tiles of " + tiles +
+                              " in registers; one launch per (column panel, K block), the team "
+                              "packing each micro-panel of B right before its micro-kernels"
                         : "one team per (row block, column range) of C; micro-tiles of " + tiles +
                               " in registers; one launch per (column panel, K block), each "
                               "after a RangePolicy launch packing the B panel";
