@@ -1039,7 +1039,7 @@ int main(int argc, char** argv) {
   app.add_option("--prefetch", o.prefetch, "(internal) Tessera's prefetch choices, as tuned");
   app.add_flag("!--no-tune", o.tune,
                "keep Tessera's derived prefetch rules (by default they are first timed on this "
-               "machine with tessera::tune_prefetch, about 0.5 s)");
+               "machine with tessera::tune_prefetch, about 1 s)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

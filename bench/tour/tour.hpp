@@ -51,7 +51,7 @@ inline options parse(CLI::App& app, int argc, char** argv) {
   app.add_option("--only", o.only, std::string("run one workload: ") + workload_list());
   app.add_flag("!--no-tune", o.tune,
                "keep the CPU kernels' derived prefetch rules (by default the tour first times "
-               "them on this machine with tessera::tune_prefetch, about 0.5 s)");
+               "them on this machine with tessera::tune_prefetch, about 1 s)");
   app.add_option("--json", o.json, "write the results as JSON to this path");
   app.add_option("--plot", o.plot, "draw speedup vs Eigen (log scale) to PATH.svg or PATH.png");
   app.allow_extras();

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -190,11 +191,13 @@ inline std::string describe(const prefetch_tuning& p) {
 
 /// Times the software prefetch of streaming CPU kernels on the running machine and keeps, for
 /// each, the faster of prefetching (the rule's distance; for folds 4 KiB) and not: tile_mean
-/// of R x R tiles for R = 2, 4, 8, 16 (one per height class) and a sum, each over a square
-/// array of T four times the last-level cache (5792^2 floats, 128 MiB, with 32 MiB of L3), on
-/// the default execution space (best of 5 each way, then 4 alternated rounds). A choice leaves
-/// the rule only where the other is 5 % faster (closer calls flip from run to run on a busy
-/// machine). About 0.5 s with 32 MiB of L3. Returns the
+/// of R x R tiles for R = 2, 4, 8, 16 (one per height class) over a square array of T four
+/// times the last-level cache (5792^2 floats, 128 MiB, with 32 MiB of L3), and a sum over
+/// eight times it (at most 1 GiB) of plain memory (an array_view of new[]'s: 4 KiB pages, as
+/// callers' data usually has), on the default execution space (best of 5 each way, then 4
+/// alternated rounds; the sum best of 3, then 4). A choice leaves the rule only where the other
+/// is 5 % faster, 3 % for the sum (closer calls flip from run to run on a busy machine). About
+/// 0.8 s with 32 MiB of L3. Returns the
 /// choices now in use (set_prefetch_tuning); on a GPU mapping, or where no kernel streams
 /// from memory, returns them without timing anything. Measured on a Zen 5 core (native
 /// build): tile_mean 4x4 of 8192^2 floats 0.95-0.97x Eigen with the rule's prefetch, 1.12-1.16x
@@ -208,8 +211,6 @@ prefetch_tuning tune_prefetch() {
     return prefetch_tuning_in_use();
   const double elems = 4.0 * double(target.row_prefetch_min_bytes) / double(sizeof(T));
   const index_type side = std::max<index_type>(index_type(std::sqrt(elems)) / 16 * 16, 64);
-  array<T, 2> a(side, side);
-  a = T(1);
   struct restore {
     prefetch_tuning before = prefetch_tuning_in_use();
     bool done = false;
@@ -225,26 +226,43 @@ prefetch_tuning tune_prefetch() {
         with, without, [](const prefetch_tuning& p) { set_prefetch_tuning(p); }, run, 5, 4);
     return off < 0.95 * on ? 0 : on < 0.95 * off ? 1 : -1;
   };
-  auto tile_class = [&](auto rows) {
-    constexpr int R = decltype(rows)::value;
-    constexpr std::size_t c = std::size_t(codegen::tile_rows_class(R));
-    array<T, 2> out(side / R, side / R);
-    prefetch_tuning with = pick, without = pick;
-    with.tile_reduce[c] = true;
-    without.tile_reduce[c] = false;
-    pick.tile_reduce[c] = faster([&] { out = tile_mean<R, R>(a); }, with, without) != 0;
-  };
-  tile_class(std::integral_constant<int, 2>{});
-  tile_class(std::integral_constant<int, 4>{});
-  tile_class(std::integral_constant<int, 8>{});
-  tile_class(std::integral_constant<int, 16>{});
   {
+    array<T, 2> a(side, side);
+    a = T(1);
+    auto tile_class = [&](auto rows) {
+      constexpr int R = decltype(rows)::value;
+      constexpr std::size_t c = std::size_t(codegen::tile_rows_class(R));
+      array<T, 2> out(side / R, side / R);
+      prefetch_tuning with = pick, without = pick;
+      with.tile_reduce[c] = true;
+      without.tile_reduce[c] = false;
+      pick.tile_reduce[c] = faster([&] { out = tile_mean<R, R>(a); }, with, without) != 0;
+    };
+    tile_class(std::integral_constant<int, 2>{});
+    tile_class(std::integral_constant<int, 4>{});
+    tile_class(std::integral_constant<int, 8>{});
+    tile_class(std::integral_constant<int, 16>{});
+  }
+  {
+    // A sum over eight times the last-level cache (at most 1 GiB) of memory allocated as a
+    // caller's usually is (4 KiB pages; Tessera's arrays ask for 2 MiB ones): on a Zen 5 core
+    // the 4 KiB prefetch cost such memory 3 % at 2^25 floats, 8 % at 2^26 and 2^28, while on
+    // a Tessera array it gained 0-3 % at every size; over four times the L3 the cost hid
+    // within the noise, and the 512-bit rule kept it. A 3 % margin: one sum's runs vary less
+    // than tile_mean's.
+    const std::size_t n = std::size_t(
+        std::min(8.0 * double(target.row_prefetch_min_bytes), double(1ll << 30)) / sizeof(T));
+    const std::unique_ptr<T[]> plain(new T[n]);
+    std::fill_n(plain.get(), n, T(1));
+    const array_view<const T, 1> v(extent<1>(index_type(n)), plain.get());
     prefetch_tuning with = pick, without = pick;
     with.reduce_bytes = backends::host::reduce_prefetch_bytes;
     without.reduce_bytes = 0;
     volatile T sink = T(0);
-    const int f = faster([&] { sink = sum(a); }, with, without);
-    pick.reduce_bytes = f < 0 ? -1 : f == 1 ? with.reduce_bytes : 0;
+    const auto [on, off] = impl::best_seconds_of_two(
+        with, without, [](const prefetch_tuning& p) { set_prefetch_tuning(p); },
+        [&] { sink = sum(v); }, 3, 4);
+    pick.reduce_bytes = off < 0.97 * on ? 0 : on < 0.97 * off ? with.reduce_bytes : -1;
   }
   set_prefetch_tuning(pick);
   guard.done = true;
