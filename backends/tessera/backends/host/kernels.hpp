@@ -150,14 +150,18 @@ struct kernels {
   requires(simd::bytes > 0 && std::is_arithmetic_v<simd::element_t<P>> && std::is_arithmetic_v<A> &&
            simd::lanes<A> > 1 &&
            L % simd::lanes<A> == 0) TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE
-      static void block_fold(const P& p, index_type n, A* acc, index_type ahead = 0) {
+      static void block_fold(const P& p, index_type n, A* acc, index_type ahead = 0,
+                             bool from_memory = false) {
     constexpr int W = simd::lanes<A>;
+    constexpr auto regs = std::make_index_sequence<L / W>{};
     if (ahead > 0)
-      block_fold_regs<K, L, W, true>(p, n, acc, ahead, std::make_index_sequence<L / W>{});
+      block_fold_regs<K, L, W, true, false>(p, n, acc, ahead, regs);
+    else if (from_memory)
+      block_fold_regs<K, L, W, false, false>(p, n, acc, 0, regs);
     else
-      block_fold_regs<K, L, W, false>(p, n, acc, 0, std::make_index_sequence<L / W>{});
+      block_fold_regs<K, L, W, false, true>(p, n, acc, 0, regs);
   }
-  template <int K, int L, int W, bool Prefetch, class P, class A, std::size_t... R>
+  template <int K, int L, int W, bool Prefetch, bool FromCache, class P, class A, std::size_t... R>
   TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void block_fold_regs(
       const P& q, index_type n, A* acc, index_type ahead, std::index_sequence<R...>) {
     using T = simd::element_t<P>;
@@ -168,10 +172,13 @@ struct kernels {
     // of L / WT registers), the accumulators and `one` fit: a float sum of 2^16 elements (in
     // L2) read 221-236 GB/s instead of 176-201 and 2^12 183-195 instead of 157-181 on a Zen 5
     // core's x86-64-v3 build (standalone, three alternated runs; OpenBLAS' AVX2 sasum about
-    // 230); 2^20 tied. Not with 512-bit registers (above: a Zen 4 core lost in L3).
+    // 230); 2^20 tied. Not with 512-bit registers (above: a Zen 4 core lost in L3), nor from
+    // memory (FromCache false: reduce_from_memory, or prefetched), where the same core read
+    // 2^28 floats at 33-34.5 GB/s that way and 36-37.7 on the adders (Eigen 37-38).
     constexpr int WT = simd::lanes<T>;
     using TV = simd::vec<T, WT>;
-    constexpr bool tree_on_fma = simd::adds_on_fma && simd::bytes < 64 && WT > 1 && L % WT == 0 &&
+    constexpr bool tree_on_fma = FromCache && simd::adds_on_fma && simd::bytes < 64 && WT > 1 &&
+                                 L % WT == 0 &&
                                  tree_fits<K, (WT > 1 ? L / WT : 1), int(sizeof...(R))>;
     const TV one = simd::opaque_one<TV>();
     using XV = simd::vec<T, W>;  // the elements of one accumulator register

@@ -185,9 +185,9 @@ concept has_block_sums = requires(const T* p, const ignore_lanes& f) {
 };
 
 /// True when the backend of Space folds a run into accumulator lanes with vector code, the
-/// lanes in registers (block_fold<K, L>(const T* p, index_type n, A* acc, index_type ahead):
-/// the n elements at p as the chunk fold reads a run: blocks of K x L, runs of L, the last
-/// elements into the first lanes; acc[l] += A(x)).
+/// lanes in registers (block_fold<K, L>(const T* p, index_type n, A* acc, index_type ahead,
+/// bool from_memory): the n elements at p as the chunk fold reads a run: blocks of K x L, runs of
+/// L, the last elements into the first lanes; acc[l] += A(x)).
 template <class Space, class T, class A, int K, int L>
 concept has_block_fold = requires(const T* p, A* acc) {
   backend<Space>::template block_fold<K, L>(p, index_type{}, acc, index_type{});
@@ -263,7 +263,7 @@ struct chunk_folder {
   /// sums only: kernel_plan::reduce_prefetch_bytes).
   index_type prefetch = 0;
   /// The input comes from memory (kernel_plan::reduce_from_memory): CPU block folds read each
-  /// block in address order.
+  /// block in address order, and add a float block's tree on the adders (the same bits).
   bool from_memory = false;
 
   /// e(i...); for readables that compute their elements (expressions) kept as computed
@@ -569,7 +569,8 @@ struct chunk_folder {
     };
     if constexpr (lane_add_rule<Rule> && has_block_fold<Space, value_type, acc_type, K, L>) {
       for_each_piece<G, true, true>(start, hi, [&](const auto& get, index_type j0, index_type cnt) {
-        backend<Space>::template block_fold<K, L>(get.data() + j0, cnt, lanes.a, ahead(get));
+        backend<Space>::template block_fold<K, L>(get.data() + j0, cnt, lanes.a, ahead(get),
+                                                  from_memory && !buffered(get));
       });
       return lanes.combine(rule);
     } else if constexpr (two_sum_lanes_rule<Rule> &&
