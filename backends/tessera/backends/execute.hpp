@@ -41,14 +41,14 @@ requires requires {
   typename E::tessera_expression_tag;
 }
 void assign(const array<T, N>& dst, const E& e) {
-  assign(execution_space(), dst, e);
+  assign(tessera::impl::default_instance(), dst, e);
 }
 template <class T, int N, class E>
 requires requires {
   typename E::tessera_expression_tag;
 }
 void assign(const array_view<T, N>& dst, const E& e) {
-  assign(execution_space(), dst, e);
+  assign(tessera::impl::default_instance(), dst, e);
 }
 
 /// Sets every element of `dst` to `v` converted to its element type (`A = 2.0f` on an array):
@@ -67,7 +67,7 @@ requires(impl::is_array_like<D>::value&& std::is_arithmetic_v<U>) void fill(cons
 template <class D, class U>
 requires(impl::is_array_like<D>::value&& std::is_arithmetic_v<U>) void fill(const D& dst,
                                                                             const U& v) {
-  fill(execution_space(), dst, v);
+  fill(tessera::impl::default_instance(), dst, v);
 }
 
 /// Evaluates an expression into a new array (element type: the expression's value_type), on
@@ -86,7 +86,7 @@ requires requires {
   typename E::tessera_expression_tag;
 }
 auto eval(const E& e) {
-  return eval(execution_space(), e);
+  return eval(tessera::impl::default_instance(), e);
 }
 
 /// The program plan of an expression (assigned to a fresh array) as a value: the kernels in
@@ -97,7 +97,7 @@ requires requires {
 }
 codegen::program_plan plan(const E& e) {
   tessera::impl::require_runtime("tessera::plan");
-  return backends::exec::plan_of(execution_space(), e, nullptr).plan;
+  return backends::exec::plan_of(tessera::impl::default_instance(), e, nullptr).plan;
 }
 /// The same plan as text: kernels with league/team/vector sizes, scratch bytes per level,
 /// every buffer's memory space, barriers and the hazards they resolve, fusion notes.
@@ -124,7 +124,7 @@ requires(impl::is_array_like<D>::value&& requires {
     throw shape_error("tessera::plan(dst, e): the destination's extent " + to_string(dst.extent) +
                       " and the expression's " + to_string(e.get_extent()) + " differ");
   const auto mem = dst.describe_memory();
-  return backends::exec::plan_of(execution_space(), e, &mem).plan;
+  return backends::exec::plan_of(tessera::impl::default_instance(), e, &mem).plan;
 }
 /// The plan of `dst = e` as text (see plan(dst, e)).
 template <class D, class E>
@@ -143,7 +143,7 @@ requires(impl::is_array_like<D>::value&& requires {
     typename E::tessera_expression_tag;                         \
   }                                                             \
   auto fn(const E& e, const Args&... args) {                    \
-    return fn(execution_space(), e, args...);                   \
+    return fn(tessera::impl::default_instance(), e, args...);   \
   }                                                             \
   template <launchable_space Space, class E, class... Args>     \
   requires requires {                                           \
@@ -178,20 +178,20 @@ requires requires {
   typename E::tessera_expression_tag;
 }
 codegen::program_plan plan(reduction r, const E& e) {
-  return plan(execution_space(), r, e);
+  return plan(tessera::impl::default_instance(), r, e);
 }
 template <class E>
 requires requires {
   typename E::tessera_expression_tag;
 }
 codegen::program_plan plan(reduction r, const E& e, reproducible_t) {
-  return plan(execution_space(), r, e, ops::add{}, true);
+  return plan(tessera::impl::default_instance(), r, e, ops::add{}, true);
 }
 template <class E, class Op>
 requires(requires { typename E::tessera_expression_tag; } &&
          !std::is_same_v<Op, reproducible_t>) codegen::program_plan
     plan(reduction r, const E& e, const Op& op) {
-  return plan(execution_space(), r, e, op);
+  return plan(tessera::impl::default_instance(), r, e, op);
 }
 template <class E, class... Args>
 requires requires {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <tessera/backends/scan.hpp>
+#include <tessera/dsl/runtime.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -247,7 +248,7 @@ requires impl::is_array_like<D>::value void histogram(const Space& exec, const E
                        backends::impl::zero_counts<C>{out});
   const index_type n = x.size();
   if (n == 0) {
-    exec.fence();
+    tessera::impl::fence(exec);
     return;
   }
   const codegen::kernel_plan k = backends::impl::histogram_kernel_plan<Space, T>(exec, n, bins, r);
@@ -272,7 +273,7 @@ requires impl::is_array_like<D>::value void histogram(const Space& exec, const E
       policy.set_scratch_size(k.scratch_level, Kokkos::PerTeam(k.scratch_bytes[k.scratch_level]));
     Kokkos::Profiling::pushRegion(k.label);
     Kokkos::parallel_for(k.label, policy, f);
-    exec.fence();
+    tessera::impl::fence(exec);
     Kokkos::Profiling::popRegion();
   };
   backends::impl::with_source(exec, e, [&](const auto& src) {
@@ -300,11 +301,11 @@ array<index_type, 1> histogram(const Space& exec, const E& e, index_type bins,
 template <backends::impl::scan_source E, class D>
 requires impl::is_array_like<D>::value void histogram(const E& e, const D& counts,
                                                       const value_range& r) {
-  histogram(execution_space(), e, counts, r);
+  histogram(tessera::impl::default_instance(), e, counts, r);
 }
 template <backends::impl::scan_source E>
 array<index_type, 1> histogram(const E& e, index_type bins, const value_range& r) {
-  return histogram(execution_space(), e, bins, r);
+  return histogram(tessera::impl::default_instance(), e, bins, r);
 }
 
 /// The plan of histogram(e, bins, r) on the default execution space: teams, chunk, private
@@ -317,7 +318,7 @@ codegen::program_plan plan_histogram(const E& e, index_type bins, const value_ra
   if (x.size() == 0) return p;
   p.kernels.push_back(
       backends::impl::histogram_kernel_plan<execution_space, backends::impl::source_value_t<E>>(
-          execution_space(), x.size(), bins, r));
+          tessera::impl::default_instance(), x.size(), bins, r));
   return p;
 }
 /// The same plan as text.

@@ -83,16 +83,16 @@ codegen::program_plan plan(const Space& exec, reduction r, const E& e, const Op&
 }
 template <readable E>
 codegen::program_plan plan(reduction r, const E& e) {
-  return plan(execution_space(), r, e);
+  return plan(tessera::impl::default_instance(), r, e);
 }
 template <readable E>
 codegen::program_plan plan(reduction r, const E& e, reproducible_t) {
-  return plan(execution_space(), r, e, ops::add{}, true);
+  return plan(tessera::impl::default_instance(), r, e, ops::add{}, true);
 }
 template <readable E, class Op>
 requires(!std::is_same_v<Op, reproducible_t>) codegen::program_plan
     plan(reduction r, const E& e, const Op& op) {
-  return plan(execution_space(), r, e, op);
+  return plan(tessera::impl::default_instance(), r, e, op);
 }
 /// The same plan as text (explain(reduction::sum, A): one reduction kernel, its chunks,
 /// accumulation and where it runs).
@@ -279,35 +279,35 @@ readable_value_t<E> reduce(const Space& exec, const E& e, const U& init, const O
 /// The reductions above on the default execution space.
 template <readable E>
 readable_value_t<E> sum(const E& e) {
-  return sum(execution_space(), e);
+  return sum(tessera::impl::default_instance(), e);
 }
 template <readable E>
 readable_value_t<E> sum(const E& e, reproducible_t r) {
-  return sum(execution_space(), e, r);
+  return sum(tessera::impl::default_instance(), e, r);
 }
 template <readable E>
 readable_value_t<E> mean(const E& e) {
-  return mean(execution_space(), e);
+  return mean(tessera::impl::default_instance(), e);
 }
 template <readable E>
 readable_value_t<E> mean(const E& e, reproducible_t r) {
-  return mean(execution_space(), e, r);
+  return mean(tessera::impl::default_instance(), e, r);
 }
 template <readable E>
 readable_value_t<E> min_value(const E& e) {
-  return min_value(execution_space(), e);
+  return min_value(tessera::impl::default_instance(), e);
 }
 template <readable E>
 readable_value_t<E> max_value(const E& e) {
-  return max_value(execution_space(), e);
+  return max_value(tessera::impl::default_instance(), e);
 }
 template <readable E, class U, class Op>
 readable_value_t<E> reduce(const E& e, const U& init, const Op& op) {
-  return reduce(execution_space(), e, init, op);
+  return reduce(tessera::impl::default_instance(), e, init, op);
 }
 template <readable E, class U, class Op>
 readable_value_t<E> reduce(const E& e, const U& init, const Op& op, reproducible_t r) {
-  return reduce(execution_space(), e, init, op, r);
+  return reduce(tessera::impl::default_instance(), e, init, op, r);
 }
 
 }  // namespace tessera

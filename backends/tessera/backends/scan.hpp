@@ -16,6 +16,7 @@
 #include <tessera/backends/scan/kernels.hpp>
 #include <tessera/codegen/passes/scan.hpp>
 #include <tessera/dsl/copy.hpp>
+#include <tessera/dsl/runtime.hpp>
 
 #include <string>
 #include <type_traits>
@@ -67,7 +68,7 @@ std::pair<codegen::program_plan, extent<E::rank>> source_plan(const char* fn, co
   const extent<E::rank> x = checked_extent(fn, e);
   codegen::program_plan p;
   if constexpr (requires { typename E::tessera_expression_tag; })
-    if (x.size() > 0) exec::materialization_plans(execution_space(), e, p);
+    if (x.size() > 0) exec::materialization_plans(tessera::impl::default_instance(), e, p);
   return {std::move(p), x};
 }
 
@@ -184,7 +185,7 @@ void run_scan(const Space& exec, const codegen::kernel_plan& k, const X& x,
     if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                              typename Space::memory_space>::accessible) {
       if (k.inline_fold) {
-        exec.fence();  // earlier kernels on exec may still write the operand
+        tessera::impl::fence(exec);  // earlier kernels on exec may still write the operand
         for (index_type i = 0; i < k.league_size; ++i) f(i);
         Kokkos::Profiling::popRegion();
         return;
@@ -234,7 +235,7 @@ void run_scan(const Space& exec, const codegen::kernel_plan& k, const X& x,
         k.label, Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, k.league_size),
         f);
   }
-  exec.fence();
+  tessera::impl::fence(exec);
   Kokkos::Profiling::popRegion();
 }
 
@@ -357,34 +358,34 @@ auto exclusive_scan(const Space& exec, const E& e, int dim = -1) {
 template <backends::impl::scan_source E, class D, class Op = tessera::plus<>>
 requires impl::is_array_like<D>::value void inclusive_scan(const E& e, const D& dst, int dim = -1,
                                                            const Op& op = {}) {
-  inclusive_scan(execution_space(), e, dst, dim, op);
+  inclusive_scan(tessera::impl::default_instance(), e, dst, dim, op);
 }
 template <backends::impl::scan_source E, class D, class U, class Op>
 requires impl::is_array_like<D>::value void inclusive_scan(const E& e, const D& dst, int dim,
                                                            const Op& op, const U& init) {
-  inclusive_scan(execution_space(), e, dst, dim, op, init);
+  inclusive_scan(tessera::impl::default_instance(), e, dst, dim, op, init);
 }
 template <backends::impl::scan_source E, class D, class U, class Op>
 requires impl::is_array_like<D>::value void exclusive_scan(const E& e, const D& dst, int dim,
                                                            const U& init, const Op& op) {
-  exclusive_scan(execution_space(), e, dst, dim, init, op);
+  exclusive_scan(tessera::impl::default_instance(), e, dst, dim, init, op);
 }
 template <backends::impl::scan_source E, class D>
 requires impl::is_array_like<D>::value void exclusive_scan(const E& e, const D& dst, int dim = -1) {
-  exclusive_scan(execution_space(), e, dst, dim);
+  exclusive_scan(tessera::impl::default_instance(), e, dst, dim);
 }
 template <backends::impl::scan_source E, class Op = tessera::plus<>>
 requires(!impl::is_array_like<Op>::value) auto inclusive_scan(const E& e, int dim = -1,
                                                               const Op& op = {}) {
-  return inclusive_scan(execution_space(), e, dim, op);
+  return inclusive_scan(tessera::impl::default_instance(), e, dim, op);
 }
 template <backends::impl::scan_source E, class U, class Op>
 auto exclusive_scan(const E& e, int dim, const U& init, const Op& op) {
-  return exclusive_scan(execution_space(), e, dim, init, op);
+  return exclusive_scan(tessera::impl::default_instance(), e, dim, init, op);
 }
 template <backends::impl::scan_source E>
 auto exclusive_scan(const E& e, int dim = -1) {
-  return exclusive_scan(execution_space(), e, dim);
+  return exclusive_scan(tessera::impl::default_instance(), e, dim);
 }
 
 /// The plan of a scan of e along dim on the default execution space, as the scan runs it:
@@ -401,7 +402,7 @@ codegen::program_plan plan(scan_kind kind, const E& e, int dim = -1, const Op& =
   const int d = backends::impl::scan_dimension(fn, dim, x);
   if (x.size() == 0) return p;
   p.kernels.push_back(backends::impl::scan_kernel_plan<execution_space, T, A, Op>(
-      execution_space(), kind == scan_kind::exclusive, x, d, false));
+      tessera::impl::default_instance(), kind == scan_kind::exclusive, x, d, false));
   return p;
 }
 /// The same plan as text.

@@ -8,6 +8,7 @@
 #include <tessera/backends/scan.hpp>
 #include <tessera/backends/sort/kernels.hpp>
 #include <tessera/codegen/passes/sort.hpp>
+#include <tessera/dsl/runtime.hpp>
 
 #include <string>
 #include <type_traits>
@@ -94,7 +95,7 @@ void run_sort(const Space& exec, const std::vector<codegen::kernel_plan>& ks, co
       std::swap(cur, other);
     }
   }
-  exec.fence();
+  tessera::impl::fence(exec);
   Kokkos::Profiling::popRegion();
 }
 
@@ -151,7 +152,7 @@ requires impl::is_array_like<D>::value void sort(const Space& exec, const D& a,
 }
 template <class D, class Comp = tessera::less<>>
 requires impl::is_array_like<D>::value void sort(const D& a, const Comp& comp = {}) {
-  sort(execution_space(), a, comp);
+  sort(tessera::impl::default_instance(), a, comp);
 }
 
 /// The elements of `e` in the order of sort(a, comp), as a new array<T,1> (T: e's element
@@ -169,7 +170,7 @@ auto sorted(const Space& exec, const E& e, const Comp& comp = {}) {
 }
 template <backends::impl::scan_source E, class Comp = tessera::less<>>
 auto sorted(const E& e, const Comp& comp = {}) {
-  return sorted(execution_space(), e, comp);
+  return sorted(tessera::impl::default_instance(), e, comp);
 }
 
 /// The plan of sorted(e, comp) (and of sort(e, comp) when in_place) on the default execution
@@ -182,8 +183,8 @@ codegen::program_plan plan_sort(const E& e, const Comp& = {}, bool in_place = fa
   constexpr const char* fn = "tessera::plan_sort";
   auto [p, x] = backends::impl::source_plan(fn, e);
   if (x.size() == 0) return p;
-  for (auto& k : backends::impl::sort_kernel_plans<execution_space, T, Comp>(execution_space(),
-                                                                             x[0], in_place))
+  for (auto& k : backends::impl::sort_kernel_plans<execution_space, T, Comp>(
+           tessera::impl::default_instance(), x[0], in_place))
     p.kernels.push_back(std::move(k));
   return p;
 }

@@ -103,7 +103,7 @@ void parallel_for_each(const Space& exec, const tiled_extent<T...>& te, const F&
 }
 template <int... T, class F>
 void parallel_for_each(const tiled_extent<T...>& te, const F& kernel) {
-  parallel_for_each(execution_space(), te, kernel);
+  parallel_for_each(tessera::impl::default_instance(), te, kernel);
 }
 
 /// Checked mode: runs every tile on the host, logical threads one after another, and checks
@@ -236,11 +236,11 @@ void parallel_for_each(const Space& exec, const extent<N>& e, const F& kernel) {
 }
 template <int N, class F>
 void parallel_for_each(const sub_domain<N>& dom, const F& kernel) {
-  parallel_for_each(execution_space(), dom, kernel);
+  parallel_for_each(tessera::impl::default_instance(), dom, kernel);
 }
 template <int N, class F>
 void parallel_for_each(const extent<N>& e, const F& kernel) {
-  parallel_for_each(execution_space(), e, kernel);
+  parallel_for_each(tessera::impl::default_instance(), e, kernel);
 }
 
 }  // namespace tessera

@@ -11,6 +11,7 @@
 #include <tessera/backends/launch.hpp>
 #include <tessera/codegen/plan_cache.hpp>
 #include <tessera/dsl/expr/nodes.hpp>
+#include <tessera/dsl/runtime.hpp>
 
 #include <array>
 #include <cstdint>
@@ -51,7 +52,7 @@ std::uint64_t target_key(const Space& exec) {
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a of the backend's name
   for (const char* c = backend<Space>::name; *c; ++c)
     h = (h ^ std::uint64_t(*c)) * 1099511628211ull;
-  return h ^ (std::uint64_t(exec.concurrency()) << 1);
+  return h ^ (std::uint64_t(tessera::impl::concurrency_of(exec)) << 1);
 }
 
 /// Brings every array_view terminal of e to the device before kernels read it.
@@ -241,7 +242,7 @@ void execute(const Space& exec, const codegen::lowered& low, const E& e,
     }
   }
   // Temporaries are freed when this returns: let the kernels that read them finish first.
-  if (ws.any) exec.fence();
+  if (ws.any) tessera::impl::fence(exec);
 }
 
 /// The plan of `e` assigned to memory `dst` (nullptr: a fresh array).

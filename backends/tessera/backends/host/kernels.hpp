@@ -13,6 +13,7 @@
 #include <tessera/backends/launch.hpp>
 #include <tessera/backends/reduce/rules.hpp>
 #include <tessera/codegen/kernel_plan.hpp>
+#include <tessera/dsl/runtime.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -834,7 +835,7 @@ struct kernels {
               o.row(i)[j] = static_cast<OT>(ev.at(c, i, j));
             }
           });
-          exec.fence();
+          tessera::impl::fence(exec);
         }
         return;
       }

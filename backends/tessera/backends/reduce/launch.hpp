@@ -151,7 +151,7 @@ const codegen::kernel_plan& reduction_plan(const Space& exec, const char* name, 
   };
   static thread_local last_plan last;
   const std::uint64_t gen = codegen::target_generation().load(std::memory_order_relaxed);
-  const int conc = exec.concurrency();
+  const int conc = tessera::impl::concurrency_of(exec);
   if (last.name != name || last.n != n || last.generation != gen || last.concurrency != conc ||
       last.reproducible != reproducible) {
     codegen::reduction_desc d;
@@ -202,7 +202,7 @@ typename Rule::acc_type fold_all_direct(const Space& exec, const codegen::kernel
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                            typename Space::memory_space>::accessible) {
     if (k.inline_fold) {
-      exec.fence();  // earlier kernels on exec may still write the operand
+      tessera::impl::fence(exec);  // earlier kernels on exec may still write the operand
       const auto a =
           folder{e, rule, x, prefetch_elements<folder>(k), k.reduce_from_memory}.fold(0, n);
       Kokkos::Profiling::popRegion();
@@ -215,7 +215,7 @@ typename Rule::acc_type fold_all_direct(const Space& exec, const codegen::kernel
       fold_chunks<folder, (chunk < 2 * Rule::lanes ? chunk : 0)>{
           folder{e, rule, x, prefetch_elements<folder>(k), k.reduce_from_memory}, n, chunk},
       fold_reducer<Rule>(rule, result));
-  exec.fence();
+  tessera::impl::fence(exec);
   Kokkos::Profiling::popRegion();
   return result.a;
 }
@@ -241,7 +241,7 @@ typename Rule::acc_type fold_all_direct(const Space& exec, reproducible_t,
                        fold_chunks_to<folder, view>{
                            folder{e, rule, x, prefetch_elements<folder>(k), k.reduce_from_memory},
                            partials, n, chunk, k.reduce_interleaved ? chunks : 0});
-  exec.fence();
+  tessera::impl::fence(exec);
   auto p = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), partials);
   Kokkos::Profiling::popRegion();
   for (index_type w = 1; w < chunks; w *= 2)

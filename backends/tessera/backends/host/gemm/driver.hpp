@@ -10,6 +10,7 @@
 #include <tessera/backends/launch.hpp>
 #include <tessera/codegen/passes/gemm_blocking.hpp>
 #include <tessera/dsl/errors.hpp>
+#include <tessera/dsl/runtime.hpp>
 
 #include <climits>
 #include <cstddef>
@@ -96,7 +97,7 @@ void gemm(const Space& exec, index_type M, index_type N, index_type K, const T* 
                              for (index_type j = 0; j < N; ++j)
                                C[i * ldc + j] = ep(i, j, add_to_c ? C[i * ldc + j] : T(0));
                            });
-    exec.fence();
+    tessera::impl::fence(exec);
     return;
   }
 
@@ -124,7 +125,7 @@ void gemm(const Space& exec, index_type M, index_type N, index_type K, const T* 
                   K, A + i * lda, lda, B + j, ldb, C + i * ldc + j, ldc, m, n, add_to_c, ep, i, j);
           }
         });
-    exec.fence();
+    tessera::impl::fence(exec);
     return;
   }
 
@@ -190,7 +191,7 @@ void gemm(const Space& exec, index_type M, index_type N, index_type K, const T* 
       });
     }
   }
-  exec.fence();
+  tessera::impl::fence(exec);
 }
 
 /// gemm on the default host execution space with blocking `blk` (planned for its threads).
@@ -199,7 +200,8 @@ void gemm(index_type M, index_type N, index_type K, const T* A, index_type lda, 
           index_type ldb, T* C, index_type ldc, const Epilogue& ep, gemm_blocking blk) {
   impl::check_blocking("gemm", blk);
   const Kokkos::DefaultHostExecutionSpace exec;
-  gemm(exec, M, N, K, A, lda, B, ldb, C, ldc, ep, plan<T>(M, N, K, blk, exec.concurrency()));
+  gemm(exec, M, N, K, A, lda, B, ldb, C, ldc, ep,
+       plan<T>(M, N, K, blk, tessera::impl::concurrency_of(exec)));
 }
 
 }  // namespace tessera::backends::host
