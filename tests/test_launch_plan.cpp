@@ -64,8 +64,9 @@ void check_launches_match(const std::vector<codegen::kernel_plan>& kernels) {
   for (const auto& k : kernels) {
     CAPTURE(k.name);
     // A packed CPU matmul is one B-panel packing launch and one team launch per (column
-    // panel, K block), a direct one (small) one launch; every other kernel is one launch.
-    const std::int64_t expected = k.packed_matmul ? k.gemm.launches : 1;
+    // panel, K block), a direct one (small) one launch; a small element-wise kernel on a host
+    // backend runs on the calling thread, no launch; every other kernel is one launch.
+    const std::int64_t expected = k.packed_matmul ? k.gemm.launches : k.inline_run ? 0 : 1;
     std::int64_t seen = 0;
     for (; next < launches().size() && starts_with(launches()[next].label, k.label); ++next) {
       const launch_record& r = launches()[next];
@@ -305,3 +306,63 @@ TEST_CASE("reductions launch as planned: labels, kernels, chunks") {
 }
 
 }  // namespace
+
+namespace {
+std::vector<std::string>& region_labels() {
+  static std::vector<std::string> v;
+  return v;
+}
+void on_push_region(const char* name) {
+  region_labels().emplace_back(name);
+}
+}  // namespace
+
+TEST_CASE("small element-wise kernels on host backends run on the calling thread") {
+  // Up to target::elementwise_inline_elements elements (host backends; 0 under the GPU
+  // mapping): no Kokkos launch, the values of the launched kernel. One element more launches.
+  const auto t = backends::backend<execution_space>::make_target();
+  const index_type limit = t.elementwise_inline_elements;
+  CHECK((limit > 0) == !t.thread_per_logical);
+  std::vector<index_type> sizes = {1, 7, 100, 1000};
+  if (limit > 0) {
+    sizes.push_back(limit);
+    sizes.push_back(limit + 1);
+  }
+  for (const index_type n : sizes) {
+    CAPTURE(n);
+    const auto ea = tt::random_matrix<float>(n, 1), eb = tt::random_matrix<float>(n, 1);
+    array<float, 1> A(extent<1>(n), ea.data()), B(extent<1>(n), eb.data()), D(n);
+    const auto e = A - B * 2.f;
+    const auto mem = D.describe_memory();
+    const auto p = backends::exec::plan_of(execution_space(), e, &mem).plan;
+    REQUIRE(p.kernels.size() == 1);
+    const auto& k = p.kernels[0];
+    CHECK(k.inline_run == (limit > 0 && n <= limit));
+    bool says_no_launch = false;
+    for (const auto& note : k.notes) says_no_launch |= tt::has(note, "no launch");
+    CHECK(says_no_launch == k.inline_run);
+    CHECK(tt::has(explain(D, e), "calling thread") == k.inline_run);
+    region_labels().clear();
+    Kokkos::Tools::Experimental::set_push_region_callback(&on_push_region);
+    check_assignment(D, e);  // no launch when inline, one otherwise
+    Kokkos::Tools::Experimental::set_push_region_callback(nullptr);
+    // Launched or not, Kokkos Tools see the assignment's region, named by the kernel's label.
+    CHECK(std::count(region_labels().begin(), region_labels().end(), k.label) == 1);
+    const auto got = D.to_vector();
+    for (index_type i = 0; i < n; ++i) CHECK(got[std::size_t(i)] == ea(i, 0) - eb(i, 0) * 2.f);
+  }
+  // Rows of sections (not one flat loop) alike: 40 rows of 30.
+  const auto es = tt::random_matrix<float>(42, 33);
+  array<float, 2> S = from_eigen(es), R(40, 30);
+  const auto inner = extent<2>(40, 30);
+  const auto rows =
+      S.section(tessera::index<2>(1, 2), inner) + S.section(tessera::index<2>(2, 3), inner);
+  const auto mem = R.describe_memory();
+  CHECK(backends::exec::plan_of(execution_space(), rows, &mem).plan.kernels.at(0).inline_run ==
+        (limit > 0));
+  check_assignment(R, rows);
+  const auto got = R.to_vector();
+  for (int i = 0; i < 40; ++i)
+    for (int j = 0; j < 30; ++j)
+      CHECK(got[std::size_t(i * 30 + j)] == es(i + 1, j + 2) + es(i + 2, j + 3));
+}

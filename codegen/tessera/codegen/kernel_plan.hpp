@@ -206,6 +206,9 @@ struct kernel_plan {
   int reduce_prefetch_bytes = 0;
   bool inline_fold =
       false;  ///< reduction, scan: run on the calling thread, without a Kokkos launch
+  /// elementwise: the league's iterations run in order on the calling thread, without a
+  /// Kokkos launch (a small kernel on a host backend: target::elementwise_inline_elements)
+  bool inline_run = false;
   /// scan, line form: adjacent lines one iteration walks together (0: the segmented form, one
   /// iteration per chunk of `reduce_chunk` elements of a line, carries by Kokkos parallel_scan)
   int scan_line_block = 0;

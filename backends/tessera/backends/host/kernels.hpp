@@ -553,6 +553,20 @@ struct kernels {
     elementwise_row<true, S>(ev, out, ext, r, ahead, stream);
   }
 
+  /// f(0), ..., f(n - 1) as the elementwise kernel k plans them: launched over a RangePolicy,
+  /// or, for a plan that runs inline (kernel_plan::inline_run), in order on the calling thread
+  /// after a fence of exec (the assignment's profiling region, exec/executor.hpp, names it).
+  template <class F>
+  static void run_range(const Space& exec, const codegen::kernel_plan& k, index_type n,
+                        const F& f) {
+    if (k.inline_run) {
+      tessera::impl::fence(exec);  // earlier kernels on exec may still write the operands
+      for (index_type i = 0; i < n; ++i) f(i);
+      return;
+    }
+    backends::impl::launch(k.label, range(exec, 0, n), f);
+  }
+
   /// out = ev elementwise (out: extent ext, row-major, last dimension contiguous).
   template <int S, class Ev, class T, int N>
   static void elementwise(const Space& exec, const codegen::kernel_plan& k, const Ev& ev,
@@ -574,14 +588,13 @@ struct kernels {
         if (!k.row_prefetches.empty() && k.row_prefetch_bytes > 0) {
           const index_type ahead = k.row_prefetch_bytes;
           const bool stream = k.streaming_stores;  // whole lines of each row (main_span)
-          backends::impl::launch(k.label, range(exec, 0, rows), [=](index_type r) {
-            memory_row<S>(ev, out, ext, r, ahead, stream);
-          });
+          run_range(exec, k, rows,
+                    [=](index_type r) { memory_row<S>(ev, out, ext, r, ahead, stream); });
           return;
         }
       }
-      backends::impl::launch(k.label, range(exec, 0, rows),
-                             [=](index_type r) { elementwise_row<false, S>(ev, out, ext, r, 0); });
+      run_range(exec, k, rows,
+                [=](index_type r) { elementwise_row<false, S>(ev, out, ext, r, 0); });
       return;
     }
     T* o = out.p;
@@ -591,7 +604,7 @@ struct kernels {
       // (the plan's league), each ending with a store fence on the thread that wrote it.
       constexpr int B = transpose_block_size;
       constexpr index_type chunk = 4096;
-      backends::impl::launch(k.label, range(exec, 0, k.league_size), [=](index_type ch) {
+      run_range(exec, k, k.league_size, [=](index_type ch) {
         const ctx<char, S> c;
         const index_type k0 = ch * chunk, k1 = k0 + chunk < n ? k0 + chunk : n;
         // Evaluate 256 elements into an L1-resident buffer (a plain loop that vectorizes),
@@ -608,9 +621,7 @@ struct kernels {
       });
       return;
     }
-    backends::impl::launch(k.label, range(exec, 0, n), [=](index_type q) {
-      o[q] = static_cast<T>(ev.flat(ctx<char, S>{}, q));
-    });
+    run_range(exec, k, n, [=](index_type q) { o[q] = static_cast<T>(ev.flat(ctx<char, S>{}, q)); });
   }
 
   /// A full th x tw tile of a plain transpose (operand `src`, row stride lds; output tile at
