@@ -261,7 +261,7 @@ TEST_CASE("reductions launch as planned: labels, kernels, chunks") {
           if (!k.gemm.direct) planned.push_back(k.label + " (pack B)");
           planned.push_back(k.label);
         }
-      } else if (!k.inline_fold) {  // one chunk on a host backend: folded without a launch
+      } else if (!k.inline_run) {  // one chunk on a host backend: folded without a launch
         planned.push_back(k.label);
       }
     }
@@ -282,7 +282,7 @@ TEST_CASE("reductions launch as planned: labels, kernels, chunks") {
   const bool one_thread_host = !t.thread_per_logical && t.concurrency == 1;
   array<float, 2> big(300, 300);
   const auto pb = plan(reduction::sum, big);
-  CHECK(pb.kernels.at(0).inline_fold == one_thread_host);
+  CHECK(pb.kernels.at(0).inline_run == one_thread_host);
   CHECK(tt::has(pb.kernels.at(0).mapping, "in one run") == one_thread_host);
   bool says_no_launch = false;
   for (const auto& note : pb.kernels.at(0).notes) says_no_launch |= tt::has(note, "no launch");

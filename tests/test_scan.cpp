@@ -369,7 +369,7 @@ TEST_CASE("scan plans say the form, the accumulation and where it runs") {
   CHECK(tt::has(codegen::to_string(p), "double accumulator"));
   const auto t = backends::backend<execution_space>::make_target();
   if (!t.thread_per_logical && t.concurrency == 1) {
-    CHECK(k.inline_fold);
+    CHECK(k.inline_run);
   } else if (!t.thread_per_logical && t.scan.round_team > 1) {
     // CPUs with several threads: one team walks chunks of a quarter of L2 in rounds
     CHECK(k.scan_rounds);

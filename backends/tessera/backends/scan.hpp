@@ -184,7 +184,7 @@ void run_scan(const Space& exec, const codegen::kernel_plan& k, const X& x,
     const scan_lines<core> f{c, k.scan_line_block, per_outer};
     if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                              typename Space::memory_space>::accessible) {
-      if (k.inline_fold) {
+      if (k.inline_run) {
         tessera::impl::fence(exec);  // earlier kernels on exec may still write the operand
         for (index_type i = 0; i < k.league_size; ++i) f(i);
         Kokkos::Profiling::popRegion();

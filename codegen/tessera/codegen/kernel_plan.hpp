@@ -204,10 +204,11 @@ struct kernel_plan {
   /// reduction on a CPU: each cache line of the input is prefetched this many bytes ahead
   /// into L2 (0: not; only where reduce_from_memory)
   int reduce_prefetch_bytes = 0;
-  bool inline_fold =
-      false;  ///< reduction, scan: run on the calling thread, without a Kokkos launch
-  /// elementwise: the league's iterations run in order on the calling thread, without a
-  /// Kokkos launch (a small kernel on a host backend: target::elementwise_inline_elements)
+  /// the kernel runs on the calling thread, without a Kokkos launch (a small kernel on a host
+  /// backend): a reduction of few chunks (target::reduction.inline_fold_chunks) or on one
+  /// thread folds them in order, a small scan (target::scan.inline_elements) scans in order, an
+  /// element-wise kernel (target::elementwise_inline_elements) runs the league's iterations in
+  /// order
   bool inline_run = false;
   /// scan, line form: adjacent lines one iteration walks together (0: the segmented form, one
   /// iteration per chunk of `reduce_chunk` elements of a line, carries by Kokkos parallel_scan)

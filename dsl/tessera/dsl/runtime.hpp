@@ -67,8 +67,8 @@ inline void report_outlived_runtime(const std::string& what) {
 
 /// The instance of the default execution space that Tessera's calls without one run on, made
 /// once per process while the runtime is running: on Kokkos 4 each `Kokkos::OpenMP()` (and
-/// `Cuda()`, `HIP()`) allocates a shared-pointer control block, and copying, destroying and
-/// freeing it cost a 16-element sum about 40 of its 71 ns on one OpenMP thread (Zen 5). The
+/// `Cuda()`, `HIP()`) allocates a shared-pointer control block: one made and freed per call
+/// took a 16-element sum from 58 to 75 ns on one OpenMP thread (Zen 5, Kokkos 4.6). The
 /// same instance every call, so the same queue and the same kernels as before. It is never
 /// destroyed (a handle; the runtime owns what it refers to); before the runtime starts or
 /// after it ends, a fresh instance each call, as Kokkos would make.
@@ -116,7 +116,7 @@ inline std::string backend_name() {
 }
 /// Concurrency of that execution space (threads on CPUs).
 inline int backend_concurrency() {
-  return Kokkos::DefaultExecutionSpace().concurrency();
+  return impl::concurrency_of(impl::default_instance());
 }
 /// Kokkos version as "major.minor.patch".
 inline std::string kokkos_version() {

@@ -201,7 +201,7 @@ typename Rule::acc_type fold_all_direct(const Space& exec, const codegen::kernel
   Kokkos::Profiling::pushRegion(k.label);
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                            typename Space::memory_space>::accessible) {
-    if (k.inline_fold) {
+    if (k.inline_run) {
       tessera::impl::fence(exec);  // earlier kernels on exec may still write the operand
       const auto a =
           folder{e, rule, x, prefetch_elements<folder>(k), k.reduce_from_memory}.fold(0, n);

@@ -43,12 +43,12 @@ TESSERA_PLANNER_LINKAGE kernel_plan plan_reduction(const reduction_desc& d, cons
   k.backend = t.backend;
   // Folded without a launch on a host backend: one chunk, or any number on one thread, where
   // the elements are then folded in one run (chunks there would only add their starts and ends).
-  k.inline_fold = !d.reproducible && !t.thread_per_logical && t.reduction.inline_fold_chunks > 0 &&
-                  (k.league_size <= t.reduction.inline_fold_chunks || t.concurrency == 1);
-  const bool one_run = k.inline_fold && k.league_size > 1;
-  k.policy = d.reproducible  ? "RangePolicy (parallel_for into per-chunk partials)"
-             : k.inline_fold ? "none: folded on the calling thread (no Kokkos launch)"
-                             : "RangePolicy (parallel_reduce)";
+  k.inline_run = !d.reproducible && !t.thread_per_logical && t.reduction.inline_fold_chunks > 0 &&
+                 (k.league_size <= t.reduction.inline_fold_chunks || t.concurrency == 1);
+  const bool one_run = k.inline_run && k.league_size > 1;
+  k.policy = d.reproducible ? "RangePolicy (parallel_for into per-chunk partials)"
+             : k.inline_run ? "none: folded on the calling thread (no Kokkos launch)"
+                            : "RangePolicy (parallel_reduce)";
   k.reduce_interleaved = d.reproducible && t.reduction.interleaved_reproducible;
   k.mapping =
       k.reduce_interleaved ? "one iteration per chunk c of " + std::to_string(k.league_size) +
@@ -88,10 +88,10 @@ TESSERA_PLANNER_LINKAGE kernel_plan plan_reduction(const reduction_desc& d, cons
                                 "additions follows the thread count (reproducible fixes the bits)"
                               : "chunk results combined by the Kokkos reduction (their grouping "
                                 "follows the thread count)");
-  k.notes.push_back(k.inline_fold ? "no launch: a fence of the execution space, then the fold on "
-                                    "the calling thread"
-                                  : "no chunk waits for another: the launch's end is the only "
-                                    "synchronisation");
+  k.notes.push_back(k.inline_run ? "no launch: a fence of the execution space, then the fold on "
+                                   "the calling thread"
+                                 : "no chunk waits for another: the launch's end is the only "
+                                   "synchronisation");
   return k;
 }
 #endif

@@ -90,13 +90,13 @@ TESSERA_PLANNER_LINKAGE kernel_plan plan_scan(const scan_desc& d, const target& 
         std::int64_t(t.scan.line_block_bytes) / std::int64_t(d.acc_bytes), 1, s.inner));
   const std::int64_t line_iterations = s.outer * ceil_div(s.inner, block);
   const bool line_form = line_iterations >= t.concurrency || s.length <= chunk;
-  k.inline_fold = !t.thread_per_logical && t.scan.inline_elements > 0 &&
-                  (n <= t.scan.inline_elements || t.concurrency == 1);
-  if (line_form || k.inline_fold) {
+  k.inline_run = !t.thread_per_logical && t.scan.inline_elements > 0 &&
+                 (n <= t.scan.inline_elements || t.concurrency == 1);
+  if (line_form || k.inline_run) {
     k.scan_line_block = block;
     k.league_size = line_iterations;
-    k.policy = k.inline_fold ? "none: scanned on the calling thread (no Kokkos launch)"
-                             : "RangePolicy (parallel_for)";
+    k.policy = k.inline_run ? "none: scanned on the calling thread (no Kokkos launch)"
+                            : "RangePolicy (parallel_for)";
     k.mapping = "one iteration per " +
                 (block > 1 ? std::to_string(block) + " adjacent lines" : std::string("line")) +
                 " of " + std::to_string(s.length) + " elements, walked start to end" +
