@@ -366,3 +366,37 @@ TEST_CASE("small element-wise kernels on host backends run on the calling thread
     for (int j = 0; j < 30; ++j)
       CHECK(got[std::size_t(i * 30 + j)] == es(i + 1, j + 2) + es(i + 2, j + 3));
 }
+
+TEST_CASE("small tile_reduce kernels on host backends run on the calling thread") {
+  // Inputs of up to twice target::elementwise_inline_elements elements: no Kokkos launch, the
+  // values of the launched kernel (tile means against Eigen's, maxima exact). Larger inputs
+  // launch.
+  const auto t = backends::backend<execution_space>::make_target();
+  const index_type limit = t.elementwise_inline_elements;
+  for (const auto& [rows, cols] : std::vector<std::pair<index_type, index_type>>{
+           {4, 8}, {36, 24}, {64, 64}, {128, 256}, {128, 264}, {256, 256}}) {
+    CAPTURE(rows);
+    CAPTURE(cols);
+    const auto ex = tt::random_matrix<float>(rows, cols);
+    array<float, 2> X = from_eigen(ex), Y(rows / 4, cols / 4), Z(rows / 2, cols / 8);
+    const auto mean = tile_mean<4, 4>(X) * 2.f;
+    const auto mx = tile_reduce<2, 8>(X, ops::max{}) + 1.f;
+    const auto mem = Y.describe_memory();
+    const auto p = backends::exec::plan_of(execution_space(), mean, &mem).plan;
+    REQUIRE(p.kernels.size() == 1);
+    CHECK(p.kernels[0].family == kernel_family::tile_reduce);
+    CHECK(p.kernels[0].inline_run == (limit > 0 && rows * cols <= 2 * limit));
+    CHECK(tt::has(explain(Y, mean), "calling thread") == p.kernels[0].inline_run);
+    check_assignment(Y, mean);  // no launch when inline, one otherwise
+    check_assignment(Z, mx);
+    const auto y = Y.to_vector(), z = Z.to_vector();
+    for (index_type i = 0; i < rows / 4; ++i)
+      for (index_type j = 0; j < cols / 4; ++j) {
+        const double want = 2.0 * ex.block(4 * i, 4 * j, 4, 4).cast<double>().mean();
+        CHECK(std::abs(y[std::size_t(i * (cols / 4) + j)] - want) <= 1e-5 * (1 + std::abs(want)));
+      }
+    for (index_type i = 0; i < rows / 2; ++i)
+      for (index_type j = 0; j < cols / 8; ++j)
+        CHECK(z[std::size_t(i * (cols / 8) + j)] == ex.block(2 * i, 8 * j, 2, 8).maxCoeff() + 1.f);
+  }
+}

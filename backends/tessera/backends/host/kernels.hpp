@@ -553,9 +553,10 @@ struct kernels {
     elementwise_row<true, S>(ev, out, ext, r, ahead, stream);
   }
 
-  /// f(0), ..., f(n - 1) as the elementwise kernel k plans them: launched over a RangePolicy,
-  /// or, for a plan that runs inline (kernel_plan::inline_run), in order on the calling thread
-  /// after a fence of exec (the assignment's profiling region, exec/executor.hpp, names it).
+  /// f(0), ..., f(n - 1) as kernel k (element-wise, tile_reduce) plans them: launched over a
+  /// RangePolicy, or, for a plan that runs inline (kernel_plan::inline_run), in order on the
+  /// calling thread after a fence of exec (the assignment's profiling region,
+  /// exec/executor.hpp, names it).
   template <class F>
   static void run_range(const Space& exec, const codegen::kernel_plan& k, index_type n,
                         const F& f) {
@@ -902,7 +903,7 @@ struct kernels {
           index_type(k.prefetch_lines) * (k.line_bytes / index_type(sizeof(T)));
       auto run = [&](auto nv) {
         constexpr int NV = decltype(nv)::value;
-        backends::impl::launch(k.label, range(exec, 0, k.league_size), [=](index_type ig) {
+        run_range(exec, k, k.league_size, [=](index_type ig) {
           const index_type i0 = ig * G;
           const index_type i1 = rows - i0 < G ? rows : i0 + G;
           for (index_type i = i0; i < i1; ++i)
@@ -927,7 +928,7 @@ struct kernels {
                        std::to_string(NV / 4 * simd::bytes) + " B, at least a tile row");
     }
     if constexpr (narrow) {
-      backends::impl::launch(k.label, range(exec, 0, k.league_size), [=](index_type ig) {
+      run_range(exec, k, k.league_size, [=](index_type ig) {
         const index_type i0 = ig * G;
         const index_type i1 = rows - i0 < G ? rows : i0 + G;
         for (index_type i = i0; i < i1; ++i)
@@ -935,7 +936,7 @@ struct kernels {
         if (stream) store_fence();
       });
     } else {
-      backends::impl::launch(k.label, range(exec, 0, k.league_size), [=](index_type ig) {
+      run_range(exec, k, k.league_size, [=](index_type ig) {
         const ctx<char, S> c0;
         ctx<T, S> c;  // the epilogue's context: c.acc = the tile's combined value
         constexpr index_type Q = 4;

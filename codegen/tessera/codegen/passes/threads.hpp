@@ -21,6 +21,24 @@ inline bool reads_own_output(const expr_graph& g, const kernel_spec& s) {
   return false;
 }
 
+/// Small kernels on host backends: the league in order on the calling thread, without a
+/// Kokkos launch, where the kernel's `elements` (what it counts: elements written, or read)
+/// are at most `limit` (0: never). A Kokkos 4.6 OpenMP launch costs about 0.5 us even on one
+/// thread (the policy's instance handles, a parallel region, the instance's mutex), a Serial
+/// one about 40 ns: d = 2a + 3b - c of 16 floats took 0.71 us on one OpenMP thread, of which
+/// the kernel is a few ns.
+inline void run_inline_if_small(kernel_plan& k, const target& t, std::int64_t elements,
+                                std::int64_t limit, const char* counted) {
+  k.inline_run = !t.thread_per_logical && limit > 0 && elements <= limit;
+  if (k.inline_run) {
+    k.policy = "none: run on the calling thread (no Kokkos launch)";
+    k.notes.push_back("no launch: a fence of the execution space, then the " +
+                      std::to_string(k.league_size) +
+                      " iterations in order on the calling thread (at most " +
+                      std::to_string(limit) + " elements " + counted + ")");
+  }
+}
+
 inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& s,
                         const target& t) {
   const graph_node& root = g.nodes[s.root];
@@ -63,19 +81,7 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
         k.league_size = n;
         k.mapping = "one iteration per element, at its index";
       }
-      // Small kernels on host backends: the league in order on the calling thread. A Kokkos
-      // 4.6 OpenMP launch costs about 0.5 us even on one thread (the policy's instance
-      // handles, a parallel region, the instance's mutex), a Serial one about 40 ns: d = 2a +
-      // 3b - c of 16 floats took 0.71 us on one OpenMP thread, of which the kernel is a few ns.
-      k.inline_run = !t.thread_per_logical && t.elementwise_inline_elements > 0 &&
-                     n <= t.elementwise_inline_elements;
-      if (k.inline_run) {
-        k.policy = "none: run on the calling thread (no Kokkos launch)";
-        k.notes.push_back("no launch: a fence of the execution space, then the " +
-                          std::to_string(k.league_size) +
-                          " iterations in order on the calling thread (at most " +
-                          std::to_string(t.elementwise_inline_elements) + " elements)");
-      }
+      run_inline_if_small(k, t, n, t.elementwise_inline_elements, "written");
       break;
     }
     case kernel_family::staged_transpose: {
@@ -237,6 +243,12 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
                  : std::string()) +
             std::string(k.streaming_stores ? "; output lines written with non-temporal stores"
                                            : "");
+        // Up to twice the element-wise limit, counted in elements read: an element of a tile
+        // mean costs about a third of one of 2a + 3b - c (0.037 against 0.105 ns inline), and
+        // on two OpenMP threads (Kokkos 4.6, Zen 5) tile_mean<4, 4> of 128 x 256 floats took
+        // 1.25 us inline, 1.37 launched; 256 x 256: 2.43 inline, 1.99 launched.
+        run_inline_if_small(k, t, n * tr.reduce_tile[0] * tr.reduce_tile[1],
+                            2 * t.elementwise_inline_elements, "read");
       }
       break;
     }
