@@ -400,3 +400,36 @@ TEST_CASE("small tile_reduce kernels on host backends run on the calling thread"
         CHECK(z[std::size_t(i * (cols / 8) + j)] == ex.block(2 * i, 8 * j, 2, 8).maxCoeff() + 1.f);
   }
 }
+
+TEST_CASE("small staged transposes on host backends run on the calling thread") {
+  // Outputs of up to target::elementwise_inline_elements elements: no Kokkos launch (teams in
+  // order in one scratch buffer), the values of the launched kernel; one row more launches.
+  const auto t = backends::backend<execution_space>::make_target();
+  const index_type limit = t.elementwise_inline_elements;
+  for (const auto& [rows, cols] : std::vector<std::pair<index_type, index_type>>{
+           {1, 1}, {7, 13}, {33, 65}, {100, 163}, {101, 163}, {128, 128}, {129, 128}}) {
+    CAPTURE(rows);
+    CAPTURE(cols);
+    const auto ea = tt::random_matrix<float>(cols, rows);
+    const auto eb = tt::random_matrix<double>(rows, cols);
+    array<float, 2> A = from_eigen(ea), D(rows, cols);
+    array<double, 2> B = from_eigen(eb), E(rows, cols);
+    const auto fused = transpose(A) * 2.f + B;  // mixed element types, a double destination
+    const auto mem = E.describe_memory();
+    const auto p = backends::exec::plan_of(execution_space(), fused, &mem).plan;
+    REQUIRE(p.kernels.size() == 1);
+    if (p.kernels[0].family != kernel_family::staged_transpose) continue;  // GPU mapping: tiles
+    CHECK(p.kernels[0].inline_run == (limit > 0 && rows * cols <= limit));
+    CHECK(tt::has(explain(E, fused), "calling thread") == p.kernels[0].inline_run);
+    check_assignment(D, transpose(A));  // no launch when inline, one otherwise
+    check_assignment(E, fused);
+    const auto d = D.to_vector();
+    const auto e = E.to_vector();
+    for (index_type i = 0; i < rows; ++i)
+      for (index_type j = 0; j < cols; ++j) {
+        const auto q = std::size_t(i * cols + j);
+        CHECK(d[q] == ea(j, i));
+        CHECK(e[q] == double(ea(j, i) * 2.f) + eb(i, j));
+      }
+  }
+}

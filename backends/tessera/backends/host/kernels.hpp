@@ -17,6 +17,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdint>
+#include <vector>
 
 namespace tessera::backends::host {
 
@@ -667,20 +669,17 @@ struct kernels {
     // Full tiles go through the output tile when the plan has one of this tile's size in T.
     const bool tile_out =
         stream && th % B == 0 && sc.out_tile_bytes >= std::size_t(th) * std::size_t(tw) * sizeof(T);
-    using policy = Kokkos::TeamPolicy<Space>;
-    policy p(exec, static_cast<int>(k.league_size), k.team_size);
-    sc.request(p);
     const index_type per = k.tiles_per_team, groups_i = (tiles_i + per - 1) / per;
     const index_type group = k.staged_row_group > 0 ? k.staged_row_group : tw;
-    backends::impl::launch(k.label, p, [=](const typename policy::member_type& team) {
+    // Team `rank`'s tiles, with its scratch at `scratch` (64-byte aligned).
+    auto team_tiles = [=](index_type rank, char* const scratch) {
       // Tiles down a column of the output first: consecutive teams (and a team's `per` tiles)
       // read the same operand rows.
-      const index_type tj = team.league_rank() / groups_i;
-      const index_type ti0 = team.league_rank() % groups_i * per;
+      const index_type tj = rank / groups_i;
+      const index_type ti0 = rank % groups_i * per;
       const index_type ti1 = tiles_i - ti0 < per ? tiles_i : ti0 + per;
       ctx<char, S> c;
       c.ld = B;
-      char* const scratch = sc.base(team);
       sc.bind(scratch, c);
       T* const tile_buf = tile_out ? reinterpret_cast<T*>(sc.out_tile(scratch)) : nullptr;
       // A plain transpose of an operand of the output's type: its full blocks go from
@@ -765,6 +764,24 @@ struct kernels {
         }
       }
       if (stream) store_fence();
+    };
+    if (k.inline_run) {
+      // The teams in order on the calling thread, each in one scratch buffer of the plan's
+      // size (kept for the thread's next small transpose).
+      tessera::impl::fence(exec);  // earlier kernels on exec may still write the operands
+      thread_local std::vector<char> buffer;
+      if (buffer.size() < sc.bytes + 64) buffer.resize(sc.bytes + 64);
+      const auto raw = reinterpret_cast<std::uintptr_t>(buffer.data());
+      char* const scratch =
+          sc.bytes ? reinterpret_cast<char*>((raw + 63) & ~std::uintptr_t{63}) : nullptr;
+      for (index_type rank = 0; rank < k.league_size; ++rank) team_tiles(rank, scratch);
+      return;
+    }
+    using policy = Kokkos::TeamPolicy<Space>;
+    policy p(exec, static_cast<int>(k.league_size), k.team_size);
+    sc.request(p);
+    backends::impl::launch(k.label, p, [=](const typename policy::member_type& team) {
+      team_tiles(team.league_rank(), sc.base(team));
     });
   }
 

@@ -145,6 +145,7 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
                        " elements) with non-temporal stores, one store fence per team"
                  : std::string("; output lines written with non-temporal stores, one store "
                                "fence per team"));
+        run_inline_if_small(k, t, n, t.elementwise_inline_elements, "written");
       }
       break;
     }
