@@ -373,8 +373,9 @@ TEST_CASE("small tile_reduce kernels on host backends run on the calling thread"
   // launch.
   const auto t = backends::backend<execution_space>::make_target();
   const index_type limit = t.elementwise_inline_elements;
-  for (const auto& [rows, cols] : std::vector<std::pair<index_type, index_type>>{
+  for (const auto& shape : std::vector<std::pair<index_type, index_type>>{
            {4, 8}, {36, 24}, {64, 64}, {128, 256}, {128, 264}, {256, 256}}) {
+    const index_type rows = shape.first, cols = shape.second;  // captured below: not a binding
     CAPTURE(rows);
     CAPTURE(cols);
     const auto ex = tt::random_matrix<float>(rows, cols);
@@ -406,8 +407,9 @@ TEST_CASE("small staged transposes on host backends run on the calling thread") 
   // order in one scratch buffer), the values of the launched kernel; one row more launches.
   const auto t = backends::backend<execution_space>::make_target();
   const index_type limit = t.elementwise_inline_elements;
-  for (const auto& [rows, cols] : std::vector<std::pair<index_type, index_type>>{
+  for (const auto& shape : std::vector<std::pair<index_type, index_type>>{
            {1, 1}, {7, 13}, {33, 65}, {100, 163}, {101, 163}, {128, 128}, {129, 128}}) {
+    const index_type rows = shape.first, cols = shape.second;  // captured below: not a binding
     CAPTURE(rows);
     CAPTURE(cols);
     const auto ea = tt::random_matrix<float>(cols, rows);
