@@ -206,9 +206,9 @@ struct kernel_plan {
   int reduce_prefetch_bytes = 0;
   /// the kernel runs on the calling thread, without a Kokkos launch (a small kernel on a host
   /// backend): a reduction of few chunks (target::reduction.inline_fold_chunks) or on one
-  /// thread folds them in order, a small scan (target::scan.inline_elements) scans in order, an
-  /// element-wise kernel (target::elementwise_inline_elements) runs the league's iterations in
-  /// order
+  /// thread folds them in order, a small scan (target::scan.inline_elements) scans in order;
+  /// element-wise, tile_reduce and staged-transpose kernels (target::elementwise_inline_elements)
+  /// run the league's iterations in order (a staged transpose's teams in one scratch buffer)
   bool inline_run = false;
   /// scan, line form: adjacent lines one iteration walks together (0: the segmented form, one
   /// iteration per chunk of `reduce_chunk` elements of a line, carries by Kokkos parallel_scan)

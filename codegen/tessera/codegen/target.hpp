@@ -174,9 +174,9 @@ struct target {
   std::size_t l1d_bytes = 0;
   std::size_t l2_bytes = 0;
   std::size_t streaming_store_min_bytes = 0;  ///< CPU outputs at least this big stream (0: never)
-  /// Element-wise kernels of at most this many elements, and tile_reduce kernels reading at
-  /// most twice as many, run on the calling thread, without a Kokkos launch
-  /// (kernel_plan::inline_run; 0: never; host backends only).
+  /// Element-wise and staged-transpose kernels writing at most this many elements, and
+  /// tile_reduce kernels reading at most twice as many, run on the calling thread, without a
+  /// Kokkos launch (kernel_plan::inline_run; 0: never; host backends only).
   std::int64_t elementwise_inline_elements = 0;
   /// CPUs: elementwise row loops (sections, shifts, generated operands) moving at least
   /// row_prefetch_min_bytes (inputs and output) prefetch each input buffer's leading row

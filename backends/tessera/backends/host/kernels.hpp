@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdint>
 #include <vector>
 
 namespace tessera::backends::host {
@@ -771,9 +770,7 @@ struct kernels {
       tessera::impl::fence(exec);  // earlier kernels on exec may still write the operands
       thread_local std::vector<char> buffer;
       if (buffer.size() < sc.bytes + 64) buffer.resize(sc.bytes + 64);
-      const auto raw = reinterpret_cast<std::uintptr_t>(buffer.data());
-      char* const scratch =
-          sc.bytes ? reinterpret_cast<char*>((raw + 63) & ~std::uintptr_t{63}) : nullptr;
+      char* const scratch = sc.base(static_cast<void*>(buffer.data()));
       for (index_type rank = 0; rank < k.league_size; ++rank) team_tiles(rank, scratch);
       return;
     }

@@ -10,6 +10,7 @@
 #include <tessera/codegen/kernel_plan.hpp>
 #include <tessera/dsl/tile_program.hpp>
 
+#include <cstdint>
 #include <iterator>
 #include <utility>
 
@@ -60,9 +61,14 @@ struct staged_scratch {
   /// The team's scratch, 64-byte aligned (nullptr when the plan has none).
   template <class Member>
   KOKKOS_INLINE_FUNCTION char* base(const Member& team) const {
+    return bytes ? base(team.team_scratch(level).get_shmem(bytes + 64)) : nullptr;
+  }
+  /// The scratch within `raw`, `bytes + 64` bytes of storage: raw rounded up to 64 bytes
+  /// (nullptr when the plan has none).
+  KOKKOS_INLINE_FUNCTION char* base(void* raw) const {
     if (!bytes) return nullptr;
-    auto raw = reinterpret_cast<std::uintptr_t>(team.team_scratch(level).get_shmem(bytes + 64));
-    return reinterpret_cast<char*>((raw + 63) & ~std::uintptr_t{63});
+    const auto r = reinterpret_cast<std::uintptr_t>(raw);
+    return reinterpret_cast<char*>((r + 63) & ~std::uintptr_t{63});
   }
   /// Points c's staged slots into the team's scratch at `b` (base(team): take it once per
   /// team, every get_shmem call allocates anew).
