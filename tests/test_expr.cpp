@@ -338,6 +338,40 @@ TEST_CASE("prefetch tuning: set_prefetch_tuning and tune_prefetch choose the str
     const std::vector<M> got = means();
     for (int k = 0; k < codegen::tile_rows_classes; ++k) CHECK(max_abs_diff(got[k], ref[k]) == 0.0);
   }
+  // Half lines, one class at a time: that class's plan (only) takes a line half as wide, or
+  // keeps its own where the kernel has none narrower; the values stay bit for bit the same.
+  auto line_bytes = [&](const std::string& e) {
+    const auto at = e.find("in lines of ");
+    REQUIRE(at != std::string::npos);
+    return std::stol(e.substr(at + 12));
+  };
+  auto lines = [&] {
+    return std::vector<long>{
+        line_bytes(explain(tile_mean<2, 2>(A))), line_bytes(explain(tile_mean<4, 4>(A))),
+        line_bytes(explain(tile_mean<8, 8>(A))), line_bytes(explain(tile_mean<16, 16>(A)))};
+  };
+  set_prefetch_tuning({});
+  const std::vector<long> whole = lines();
+  for (int half = 0; half < codegen::tile_rows_classes; ++half) {
+    CAPTURE(half);
+    prefetch_tuning p;
+    p.tile_reduce_half_line[std::size_t(half)] = true;
+    set_prefetch_tuning(p);
+    CHECK(prefetch_tuning_in_use() == p);
+    CHECK(tt::has(describe(p), "half line"));
+    const std::vector<long> now = lines();
+    for (int k = 0; k < codegen::tile_rows_classes; ++k) {
+      CAPTURE(k);
+      if (k != half)
+        CHECK(now[k] == whole[k]);
+      else
+        CHECK((now[k] == whole[k] || 2 * now[k] == whole[k]));
+    }
+    // 2 x 2 tiles of a small array: the target's whole line (2 rows fit L1), which halves.
+    if (half == 0 && whole[0] >= 2 * target.tile_reduce.vector_bytes) CHECK(2 * now[0] == whole[0]);
+    const std::vector<M> got = means();
+    for (int k = 0; k < codegen::tile_rows_classes; ++k) CHECK(max_abs_diff(got[k], ref[k]) == 0.0);
+  }
   // A sum of twice the last-level cache comes from memory: 0 prefetches nothing, 4096 B
   // prefetches that far, -1 is the rule; the sum is the same every way.
   const long n = long(target.reduction.prefetch_min_bytes / sizeof(float)) + 37;

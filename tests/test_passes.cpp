@@ -195,8 +195,11 @@ TEST_CASE("mapping pass: a staged transpose walks its operand rows in groups tha
 
 TEST_CASE("tile_reduce line: narrowed to one cache line where the rows crowd L2") {
   auto line_of = [](int R, std::int64_t out_cols, int line, int vec, std::size_t l2,
-                    std::size_t l1d = 32768, int in_flight = 0) {
+                    std::size_t l1d = 32768, int in_flight = 0, int row_ahead = 0,
+                    unsigned half = 0) {
     auto t = cpu_target();
+    t.tile_reduce.row_ahead_bytes = row_ahead;
+    t.tile_reduce.half_line_rows = half;
     t.tile_reduce.line_bytes = line;
     t.tile_reduce.vector_bytes = vec;
     t.l1d_bytes = l1d;
@@ -232,6 +235,51 @@ TEST_CASE("tile_reduce line: narrowed to one cache line where the rows crowd L2"
   CHECK(line_of(16, 512, 256, 32, 1 << 20, 48 << 10, 4096).prefetch_lines == 2);
   CHECK(line_of(4, 2048, 1024, 64, 1 << 20, 48 << 10, 4096).prefetch_lines == 2);
   CHECK(line_of(16, 512, 256, 32, 512 << 10, 48 << 10, 4096).prefetch_lines == 4);
+  // And at least 2 KiB ahead in each row: 512-byte lines of 16 rows 4 lines ahead, 256-byte
+  // lines of 4 rows 8; 1 KiB lines of 2 rows 2 (4 KiB over the rows already); not where the
+  // rows crowd L2 (64-byte lines of 16 rows stay 4 ahead).
+  const int Z4 = 32 << 10, Z5 = 48 << 10;
+  CHECK(line_of(16, 512, 1024, 64, 1 << 20, Z4, 4096, 2048).prefetch_lines == 4);
+  CHECK(line_of(4, 2048, 256, 32, 1 << 20, Z5, 4096, 2048).prefetch_lines == 8);
+  CHECK(line_of(2, 4096, 1024, 64, 1 << 20, Z5, 4096, 2048).prefetch_lines == 2);
+  CHECK(line_of(16, 512, 256, 32, 512 << 10, Z5, 4096, 2048).bytes == 64);
+  CHECK(line_of(16, 512, 256, 32, 512 << 10, Z5, 4096, 2048).prefetch_lines == 4);
+}
+
+TEST_CASE("tile_reduce line: halved per height class where the target says so") {
+  auto line_of = [](int R, int line, std::size_t l2, std::size_t l1d, unsigned half) {
+    auto t = cpu_target();
+    t.tile_reduce.line_bytes = line;
+    t.tile_reduce.vector_bytes = 64;
+    t.l1d_bytes = l1d;
+    t.l2_bytes = l2;
+    t.row_prefetch_bytes = 4096;
+    t.tile_reduce.row_ahead_bytes = 2048;
+    t.tile_reduce.half_line_rows = half;
+    graph_node n;
+    n.traits = tile_reduce_t;
+    n.reduce_tile[0] = R;
+    n.reduce_tile[1] = R;
+    n.extent = {8192 / R, 8192 / R};
+    n.elem_bytes = 4;
+    return codegen::tile_reduce_line(t, n);
+  };
+  const unsigned rows2 = 1u << codegen::tile_rows_class(2);
+  const unsigned rows16 = 1u << codegen::tile_rows_class(16);
+  // 2x2 tiles: 1 KiB -> 512-byte lines, prefetched 4 lines (2 KiB) ahead in each row.
+  CHECK(line_of(2, 1024, 1 << 20, 48 << 10, rows2).bytes == 512);
+  CHECK(line_of(2, 1024, 1 << 20, 48 << 10, rows2).prefetch_lines == 4);
+  // Only the classes named: 2x2 keeps its line when 16x16 is halved.
+  CHECK(line_of(2, 1024, 1 << 20, 48 << 10, rows16).bytes == 1024);
+  // 16x16 on a 32 KiB L1d: the L1 rule's 512 bytes, halved to 256, 8 lines ahead.
+  CHECK(line_of(16, 1024, 1 << 20, 32 << 10, rows16).bytes == 256);
+  CHECK(line_of(16, 1024, 1 << 20, 32 << 10, rows16).prefetch_lines == 8);
+  // The kernel's narrowest line is a quarter of the target's: rows crowding a 512 KiB L2
+  // already took it, and stay there.
+  CHECK(line_of(16, 1024, 512 << 10, 32 << 10, 0).bytes == 256);
+  CHECK(line_of(16, 1024, 512 << 10, 32 << 10, rows16).bytes == 256);
+  // Never below one vector: a 64-byte line stays.
+  CHECK(line_of(2, 64, 1 << 20, 48 << 10, rows2).bytes == 64);
 }
 
 }  // namespace

@@ -56,19 +56,26 @@ struct options {
 };
 
 /// The prefetch choices as one command-line word for a child process: a 0/1 per tile_reduce
-/// height class, a comma, the fold's bytes ("1101,-1").
+/// height class, a comma, the fold's bytes, a comma, a 0/1 per class for half lines
+/// ("1101,-1,1000").
 inline std::string prefetch_arg(const tessera::prefetch_tuning& p) {
-  std::string s;
+  std::string s, half;
   for (bool on : p.tile_reduce) s += on ? '1' : '0';
-  return s + "," + std::to_string(p.reduce_bytes);
+  for (bool on : p.tile_reduce_half_line) half += on ? '1' : '0';
+  return s + "," + std::to_string(p.reduce_bytes) + "," + half;
 }
 inline tessera::prefetch_tuning parse_prefetch_arg(const std::string& s) {
   tessera::prefetch_tuning p;
-  const auto comma = s.find(',');
-  if (comma != p.tile_reduce.size() || s.find_first_not_of("01") != comma)
+  const std::size_t classes = p.tile_reduce.size();
+  const auto comma = s.find(','), last = s.rfind(',');
+  if (comma != classes || last == comma || s.size() - last - 1 != classes ||
+      s.find_first_not_of("01") != comma || s.find_first_not_of("01", last + 1) != s.npos)
     throw std::runtime_error("tessera-peers: bad --prefetch '" + s + "'");
-  for (std::size_t c = 0; c < comma; ++c) p.tile_reduce[c] = s[c] == '1';
-  p.reduce_bytes = std::stoi(s.substr(comma + 1));
+  for (std::size_t c = 0; c < classes; ++c) {
+    p.tile_reduce[c] = s[c] == '1';
+    p.tile_reduce_half_line[c] = s[last + 1 + c] == '1';
+  }
+  p.reduce_bytes = std::stoi(s.substr(comma + 1, last - comma - 1));
   return p;
 }
 

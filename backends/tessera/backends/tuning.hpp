@@ -148,6 +148,10 @@ struct prefetch_tuning {
   /// each input line is prefetched ahead into L2; 0 none; -1 the rule (4 KiB in builds with
   /// 512-bit vectors, none in narrower ones).
   int reduce_bytes = -1;
+  /// tile_reduce: whether its lines are half as wide as the cache rule makes them, per height
+  /// class (where the kernel has such a line and it still holds a tile row; the prefetch
+  /// distance per row stays the rule's).
+  std::array<bool, codegen::tile_rows_classes> tile_reduce_half_line{false, false, false, false};
   friend bool operator==(const prefetch_tuning&, const prefetch_tuning&) = default;
 };
 
@@ -159,12 +163,23 @@ inline unsigned no_prefetch_rows(const prefetch_tuning& p) {
   return off;
 }
 
+/// The height classes of `p` whose tile_reduce lines are halved, as a bit set.
+inline unsigned half_line_rows(const prefetch_tuning& p) {
+  unsigned half = 0;
+  for (int c = 0; c < codegen::tile_rows_classes; ++c)
+    if (p.tile_reduce_half_line[std::size_t(c)]) half |= 1u << c;
+  return half;
+}
+
 /// The prefetch choices later CPU kernels use.
 inline prefetch_tuning prefetch_tuning_in_use() {
   prefetch_tuning p;
   const unsigned off = backends::host::tile_reduce_no_prefetch_setting().load();
-  for (int c = 0; c < codegen::tile_rows_classes; ++c)
+  const unsigned half = backends::host::tile_reduce_half_line_setting().load();
+  for (int c = 0; c < codegen::tile_rows_classes; ++c) {
     p.tile_reduce[std::size_t(c)] = !((off >> c) & 1u);
+    p.tile_reduce_half_line[std::size_t(c)] = (half >> c) & 1u;
+  }
   p.reduce_bytes = backends::host::reduce_prefetch_setting().load();
   return p;
 }
@@ -175,29 +190,32 @@ inline void set_prefetch_tuning(const prefetch_tuning& p) {
     throw shape_error("tessera::set_prefetch_tuning: reduce_bytes " +
                       std::to_string(p.reduce_bytes) +
                       " is neither -1 (the rule) nor a multiple of 64 bytes (0: none)");
-  backends::host::set_prefetch(no_prefetch_rows(p), p.reduce_bytes);
+  backends::host::set_prefetch(no_prefetch_rows(p), p.reduce_bytes, half_line_rows(p));
 }
-/// One line, e.g. "tile_reduce rows <=2 on, 3-4 off, 5-8 on, >8 on; folds from memory 4096 B
-/// ahead" ("the rule" for -1).
+/// One line, e.g. "tile_reduce rows <=2 on half line, 3-4 off, 5-8 on, >8 on; folds from memory
+/// 4096 B ahead" ("the rule" for -1).
 inline std::string describe(const prefetch_tuning& p) {
   static constexpr const char* rows[] = {"<=2", "3-4", "5-8", ">8"};
   std::string s = "tile_reduce rows";
   for (int c = 0; c < codegen::tile_rows_classes; ++c)
-    s += std::string(c ? ", " : " ") + rows[c] + (p.tile_reduce[std::size_t(c)] ? " on" : " off");
+    s += std::string(c ? ", " : " ") + rows[c] + (p.tile_reduce[std::size_t(c)] ? " on" : " off") +
+         (p.tile_reduce_half_line[std::size_t(c)] ? " half line" : "");
   s += "; folds from memory " +
        (p.reduce_bytes < 0 ? std::string("the rule") : std::to_string(p.reduce_bytes) + " B ahead");
   return s;
 }
 
 /// Times the software prefetch of streaming CPU kernels on the running machine and keeps, for
-/// each, the faster of prefetching (the rule's distance; for folds 4 KiB) and not: tile_mean
+/// each, the faster of prefetching (the rule's distance; for folds 4 KiB) and not, and for
+/// tile_mean also of the rule's line and half of it (where the kernel has it; with the
+/// prefetch just chosen, the half line kept where 5 % faster): tile_mean
 /// of R x R tiles for R = 2, 4, 8, 16 (one per height class) over a square array of T four
 /// times the last-level cache (5792^2 floats, 128 MiB, with 32 MiB of L3), and a sum over
 /// eight times it (at most 1 GiB) of plain memory (an array_view of new[]'s: 4 KiB pages, as
 /// callers' data usually has), on the default execution space (best of 5 each way, then 4
 /// alternated rounds; the sum best of 3, then 4). A choice leaves the rule only where the other
 /// is 5 % faster, 3 % for the sum (closer calls flip from run to run on a busy machine). About
-/// 0.8 s with 32 MiB of L3. Returns the
+/// 1.5 s with 32 MiB of L3. Returns the
 /// choices now in use (set_prefetch_tuning); on a GPU mapping, or where no kernel streams
 /// from memory, returns them without timing anything. Measured on a Zen 5 core (native
 /// build): tile_mean 4x4 of 8192^2 floats 0.95-0.97x Eigen with the rule's prefetch, 1.12-1.16x
@@ -215,7 +233,9 @@ prefetch_tuning tune_prefetch() {
     prefetch_tuning before = prefetch_tuning_in_use();
     bool done = false;
     ~restore() {
-      if (!done) backends::host::set_prefetch(no_prefetch_rows(before), before.reduce_bytes);
+      if (!done)
+        backends::host::set_prefetch(no_prefetch_rows(before), before.reduce_bytes,
+                                     half_line_rows(before));
     }
   } guard;
   prefetch_tuning pick = guard.before;
@@ -237,6 +257,16 @@ prefetch_tuning tune_prefetch() {
       with.tile_reduce[c] = true;
       without.tile_reduce[c] = false;
       pick.tile_reduce[c] = faster([&] { out = tile_mean<R, R>(a); }, with, without) != 0;
+      // Then the line: the rule's or half of it (where the kernel has that line), with the
+      // prefetch just chosen.
+      prefetch_tuning whole = pick, half = pick;
+      whole.tile_reduce_half_line[c] = false;
+      half.tile_reduce_half_line[c] = true;
+      set_prefetch_tuning(half);
+      const std::string half_plan = explain(tile_mean<R, R>(a));
+      set_prefetch_tuning(whole);
+      if (half_plan != explain(tile_mean<R, R>(a)))
+        pick.tile_reduce_half_line[c] = faster([&] { out = tile_mean<R, R>(a); }, half, whole) == 1;
     };
     tile_class(std::integral_constant<int, 2>{});
     tile_class(std::integral_constant<int, 4>{});

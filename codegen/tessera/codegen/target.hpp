@@ -69,6 +69,13 @@ struct tile_reduce_options {
   /// CPUs: tiles whose lines never prefetch ahead, by height (bit tile_rows_class(R) set: no
   /// software prefetch for tiles of R rows; tessera::tune_prefetch measures which).
   unsigned no_prefetch_rows = 0;
+  /// CPUs: tiles whose lines are half what the cache rule gives, by height (bit
+  /// tile_rows_class(R) set; the kernel has lines of a half and a quarter of line_bytes;
+  /// tessera::tune_prefetch measures which).
+  unsigned half_line_rows = 0;
+  /// CPUs: the software prefetch runs at least this many bytes ahead in each input row of a
+  /// tile (0: no such floor), beside target::row_prefetch_bytes over all its rows.
+  int row_ahead_bytes = 0;
 };
 
 /// The height classes of tile_reduce tiles that tile_reduce_options::no_prefetch_rows tells

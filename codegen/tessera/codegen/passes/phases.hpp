@@ -187,7 +187,17 @@ inline matmul_tiles generic_matmul_tiles(const target& t, const graph_node& mm) 
 /// ahead and, over the R rows, at least the bytes one core's memory bandwidth brings in during
 /// one memory latency (target::row_prefetch_bytes, 4 KiB); only while those lines fit in an
 /// eighth of L2, and not for tiles whose height class the target turns it off for
-/// (tile_reduce_options::no_prefetch_rows: what tessera::tune_prefetch measured).
+/// (tile_reduce_options::no_prefetch_rows: what tessera::tune_prefetch measured). Outside
+/// crowded L2, at least tile_reduce_options::row_ahead_bytes (2 KiB on CPUs) ahead in each
+/// row too: the 4 KiB over all rows left 16 rows of 512-byte lines 1 KiB ahead each, where
+/// the 2x2 and 4x4 tiles (and 16x16 on a 48 KiB L1d) already ran 2 KiB ahead. The line is
+/// halved once more for the height classes tile_reduce_options::half_line_rows names, where
+/// the kernel has that line: on a 2-core AMD EPYC Zen 4 (AVX-512 executed as two 256-bit
+/// halves, 32 KiB L1d; 8192^2 floats, Tessera and Eigen interleaved run by run, best of 30,
+/// four runs) 2x2 tiles read 1.06-1.15x Eigen with 512-byte lines against 0.86-1.03x with
+/// 1 KiB ones, 16x16 0.91-1.03x with 256-byte lines against 0.86-0.94x with 512-byte ones,
+/// while 4x4 and 8x8 came out even; a Zen 5 core's 2x2 read 1.27-1.33x with 1 KiB lines. No
+/// cache size tells those apart either: tessera::tune_prefetch times both lines.
 /// Measured on a 2-core AMD EPYC Zen 4 (32 KiB L1d, 1 MiB L2, 8192^2 floats, one core, a loop
 /// nest like line_rows'): tile_mean 16x16 17 -> 21.6 GB/s with 512-byte instead of 1 KiB
 /// lines (256 B alike); against no prefetch, two lines ahead into L2: 16x16 22.0 -> 24.3-26.8,
@@ -222,17 +232,26 @@ inline reduce_line tile_reduce_line(const target& t, const graph_node& tr) {
   const std::size_t stride =
       tr.extent.size() == 2 ? std::size_t(tr.extent[1]) * std::size_t(row_bytes) : 0;
   const bool crowded = t.l2_bytes > 0 && rows * stride > t.l2_bytes / 2;
-  for (int k = 0; k < 2; ++k)
+  auto halvable = [&] {
+    return l.bytes / 2 >= row_bytes && l.bytes / 2 >= t.tile_reduce.vector_bytes;
+  };
+  int halved = 0;  // the kernel has lines of a half and a quarter of the target's
+  for (; halved < 2; ++halved)
     if (((crowded && l.bytes / 2 >= 64) ||
          (t.l1d_bytes > 0 && rows * std::size_t(l.bytes) > t.l1d_bytes / 3)) &&
-        l.bytes / 2 >= row_bytes && l.bytes / 2 >= t.tile_reduce.vector_bytes)
+        halvable())
       l.bytes /= 2;
+    else
+      break;
+  const int rows_class = tile_rows_class(tr.reduce_tile[0]);
+  if (((t.tile_reduce.half_line_rows >> rows_class) & 1u) && halved < 2 && halvable()) l.bytes /= 2;
   const std::size_t step = rows * std::size_t(l.bytes);
   int ahead = 2;
   if (t.row_prefetch_bytes > 0)
     ahead = std::max(ahead, int((std::size_t(t.row_prefetch_bytes) + step - 1) / step));
-  const bool tuned_off =
-      (t.tile_reduce.no_prefetch_rows >> tile_rows_class(tr.reduce_tile[0])) & 1u;
+  if (t.tile_reduce.row_ahead_bytes > 0 && !crowded)
+    ahead = std::max(ahead, (t.tile_reduce.row_ahead_bytes + l.bytes - 1) / l.bytes);
+  const bool tuned_off = (t.tile_reduce.no_prefetch_rows >> rows_class) & 1u;
   if (!tuned_off && std::size_t(ahead + 1) * step <= t.l2_bytes / 8) l.prefetch_lines = ahead;
   return l;
 }
