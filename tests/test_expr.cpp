@@ -306,17 +306,16 @@ TEST_CASE("prefetch tuning: set_prefetch_tuning and tune_prefetch choose the str
   const long r = 16 * tt::random_size(2, 9), c = 16 * tt::random_size(20, 40) + 16;
   M ea = tt::random_matrix<float>(r, c);
   array<float, 2> A = from_eigen(ea);
+  // f applied to tile_mean<R, R>(A) for R = 2, 4, 8, 16: one per height class, in order.
+  auto per_class = [&](const auto& f) {
+    return std::vector{f(tile_mean<2, 2>(A)), f(tile_mean<4, 4>(A)), f(tile_mean<8, 8>(A)),
+                       f(tile_mean<16, 16>(A))};
+  };
   auto means = [&] {
-    return std::vector<M>{to_eigen(array<float, 2>(tile_mean<2, 2>(A))),
-                          to_eigen(array<float, 2>(tile_mean<4, 4>(A))),
-                          to_eigen(array<float, 2>(tile_mean<8, 8>(A))),
-                          to_eigen(array<float, 2>(tile_mean<16, 16>(A)))};
+    return per_class([](const auto& e) { return M(to_eigen(array<float, 2>(e))); });
   };
   auto prefetching = [&] {
-    return std::vector<bool>{tt::has(explain(tile_mean<2, 2>(A)), "prefetching"),
-                             tt::has(explain(tile_mean<4, 4>(A)), "prefetching"),
-                             tt::has(explain(tile_mean<8, 8>(A)), "prefetching"),
-                             tt::has(explain(tile_mean<16, 16>(A)), "prefetching")};
+    return per_class([](const auto& e) { return tt::has(explain(e), "prefetching"); });
   };
   const std::vector<M> ref = means();
   const std::vector<bool> rule = prefetching();
@@ -340,15 +339,13 @@ TEST_CASE("prefetch tuning: set_prefetch_tuning and tune_prefetch choose the str
   }
   // Half lines, one class at a time: that class's plan (only) takes a line half as wide, or
   // keeps its own where the kernel has none narrower; the values stay bit for bit the same.
-  auto line_bytes = [&](const std::string& e) {
-    const auto at = e.find("in lines of ");
-    REQUIRE(at != std::string::npos);
-    return std::stol(e.substr(at + 12));
-  };
   auto lines = [&] {
-    return std::vector<long>{
-        line_bytes(explain(tile_mean<2, 2>(A))), line_bytes(explain(tile_mean<4, 4>(A))),
-        line_bytes(explain(tile_mean<8, 8>(A))), line_bytes(explain(tile_mean<16, 16>(A)))};
+    return per_class([](const auto& e) {
+      const std::string plan = explain(e);
+      const auto at = plan.find("in lines of ");
+      REQUIRE(at != std::string::npos);
+      return std::stol(plan.substr(at + 12));
+    });
   };
   set_prefetch_tuning({});
   const std::vector<long> whole = lines();

@@ -193,26 +193,29 @@ TEST_CASE("mapping pass: a staged transpose walks its operand rows in groups tha
   CHECK(plan_of(8192, 0).staged_row_group == 0);
 }
 
+/// The tile_reduce line of R x R float tiles with out_cols output columns (square output) on
+/// cpu_target() given the line, vector, cache and prefetch parameters (codegen::tile_reduce_line).
+codegen::reduce_line line_of(int R, std::int64_t out_cols, int line, int vec, std::size_t l2,
+                             std::size_t l1d = 32768, int in_flight = 0, int row_ahead = 0,
+                             unsigned half = 0) {
+  auto t = cpu_target();
+  t.tile_reduce.line_bytes = line;
+  t.tile_reduce.vector_bytes = vec;
+  t.tile_reduce.row_ahead_bytes = row_ahead;
+  t.tile_reduce.half_line_rows = half;
+  t.l1d_bytes = l1d;
+  t.l2_bytes = l2;
+  t.row_prefetch_bytes = in_flight;
+  graph_node n;
+  n.traits = tile_reduce_t;
+  n.reduce_tile[0] = R;
+  n.reduce_tile[1] = R;
+  n.extent = {out_cols, out_cols};
+  n.elem_bytes = 4;
+  return codegen::tile_reduce_line(t, n);
+}
+
 TEST_CASE("tile_reduce line: narrowed to one cache line where the rows crowd L2") {
-  auto line_of = [](int R, std::int64_t out_cols, int line, int vec, std::size_t l2,
-                    std::size_t l1d = 32768, int in_flight = 0, int row_ahead = 0,
-                    unsigned half = 0) {
-    auto t = cpu_target();
-    t.tile_reduce.row_ahead_bytes = row_ahead;
-    t.tile_reduce.half_line_rows = half;
-    t.tile_reduce.line_bytes = line;
-    t.tile_reduce.vector_bytes = vec;
-    t.l1d_bytes = l1d;
-    t.l2_bytes = l2;
-    t.row_prefetch_bytes = in_flight;
-    graph_node n;
-    n.traits = tile_reduce_t;
-    n.reduce_tile[0] = R;
-    n.reduce_tile[1] = R;
-    n.extent = {out_cols, out_cols};
-    n.elem_bytes = 4;
-    return codegen::tile_reduce_line(t, n);
-  };
   // AVX2 (256-byte lines of 8 vectors), 16x16 tiles of 8192 float columns: 16 rows 32 KiB
   // apart span all of a 512 KiB L2 -> 64-byte lines; half of a 1 MiB L2 -> 256 bytes.
   CHECK(line_of(16, 512, 256, 32, 512 << 10).bytes == 64);
@@ -247,22 +250,9 @@ TEST_CASE("tile_reduce line: narrowed to one cache line where the rows crowd L2"
 }
 
 TEST_CASE("tile_reduce line: halved per height class where the target says so") {
+  // 8192 input columns, 1 KiB AVX-512 lines, 4 KiB in flight over the rows, 2 KiB per row.
   auto line_of = [](int R, int line, std::size_t l2, std::size_t l1d, unsigned half) {
-    auto t = cpu_target();
-    t.tile_reduce.line_bytes = line;
-    t.tile_reduce.vector_bytes = 64;
-    t.l1d_bytes = l1d;
-    t.l2_bytes = l2;
-    t.row_prefetch_bytes = 4096;
-    t.tile_reduce.row_ahead_bytes = 2048;
-    t.tile_reduce.half_line_rows = half;
-    graph_node n;
-    n.traits = tile_reduce_t;
-    n.reduce_tile[0] = R;
-    n.reduce_tile[1] = R;
-    n.extent = {8192 / R, 8192 / R};
-    n.elem_bytes = 4;
-    return codegen::tile_reduce_line(t, n);
+    return ::line_of(R, 8192 / R, line, 64, l2, l1d, 4096, 2048, half);
   };
   const unsigned rows2 = 1u << codegen::tile_rows_class(2);
   const unsigned rows16 = 1u << codegen::tile_rows_class(16);

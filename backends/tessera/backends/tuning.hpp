@@ -215,7 +215,7 @@ inline std::string describe(const prefetch_tuning& p) {
 /// callers' data usually has), on the default execution space (best of 5 each way, then 4
 /// alternated rounds; the sum best of 3, then 4). A choice leaves the rule only where the other
 /// is 5 % faster, 3 % for the sum (closer calls flip from run to run on a busy machine). About
-/// 1.5 s with 32 MiB of L3. Returns the
+/// 2 s with 32 MiB of L3 (1.5-2.4 s on a Zen 4). Returns the
 /// choices now in use (set_prefetch_tuning); on a GPU mapping, or where no kernel streams
 /// from memory, returns them without timing anything. Measured on a Zen 5 core (native
 /// build): tile_mean 4x4 of 8192^2 floats 0.95-0.97x Eigen with the rule's prefetch, 1.12-1.16x
