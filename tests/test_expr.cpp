@@ -288,6 +288,77 @@ TEST_CASE("transpose staging: set_transpose_staging and tune_transpose choose ho
 #endif
 
 #if defined(KOKKOS_ENABLE_SERIAL) || defined(KOKKOS_ENABLE_OPENMP)
+TEST_CASE("unaligned transpose blocks: both kernels, set by hand or by tune_transpose_unaligned") {
+  using backends::host::transpose_block_size;
+  CHECK(transpose_unaligned_in_use() == transpose_unaligned::quads);
+  const auto kernels = {transpose_unaligned::quads, transpose_unaligned::halves};
+  // The block walk itself, with output row strides of every remainder modulo a line (and
+  // whole lines), each output starting off a line too: both kernels write the exact transpose
+  // of every block and nothing else (the guard elements stay as they were).
+  constexpr int B = transpose_block_size;
+  for (const long count : {1L, 3L})
+    for (const long ldo : {long(B) * count, B * count + 1, B * count + 4, B * count + 15,
+                           B * count + 16, B * count + 37}) {
+      const long ld = B + 3;  // operand rows 76 bytes apart
+      std::vector<float> in(std::size_t(count * B * ld));
+      for (auto& x : in) x = float(tt::random_size(-1000, 1000));
+      for (const auto k : kernels)
+        for (const long shift : {0L, 1L}) {
+          CAPTURE(count);
+          CAPTURE(ldo);
+          CAPTURE(shift);
+          std::vector<float> out(std::size_t(B * ldo + 2 + shift), -7.f);
+          backends::host::transpose_blocks(in.data(), ld, out.data() + shift, ldo, count, false, k);
+          long wrong = 0;
+          for (long r = 0; r < B; ++r)
+            for (long c = 0; c < ldo; ++c) {
+              // out(r, c) = in(c, r) for the count x B columns the blocks cover.
+              const float want = c < count * B ? in[std::size_t(c * ld + r)] : -7.f;
+              wrong += out[std::size_t(shift + r * ldo + c)] != want;
+            }
+          CHECK(wrong == 0);
+          CHECK(out[std::size_t(B * ldo + shift)] == -7.f);
+        }
+    }
+  // Tier 1 transposes whose output rows do not start on a line (seed 003's shape among them),
+  // edges included, with each kernel: the exact transpose every way.
+  std::vector<std::array<long, 2>> shapes = {{999, 666}, {100, 96}, {96, 100}, {17, 33},
+                                             {16, 17},   {1, 1},    {0, 5}};
+  for (int i = 0; i < 4; ++i) shapes.push_back({tt::random_size(1, 300), tt::random_size(1, 300)});
+  for (const auto& shape : shapes) {
+    const long r = shape[0], c = shape[1];
+    CAPTURE(r);
+    CAPTURE(c);
+    M ea = tt::random_matrix<float>(r, c);
+    array<float, 2> A = from_eigen(ea), T(c, r);
+    const auto ed = tt::random_matrix<double>(r, c);
+    array<double, 2> Ad = from_eigen(ed), Td(c, r);
+    for (const auto k : kernels) {
+      set_transpose_unaligned(k);
+      CHECK(transpose_unaligned_in_use() == k);
+      T = transpose(A);
+      CHECK(max_abs_diff(to_eigen(T), M(ea.transpose())) == 0.0);
+      Td = transpose(Ad);
+      CHECK(max_abs_diff(to_eigen(Td), tessera::eigen_matrix<double>(ed.transpose())) == 0.0);
+    }
+  }
+  set_transpose_unaligned(transpose_unaligned::quads);
+  const auto target = backends::backend<execution_space>::make_target();
+  const transpose_unaligned pick = tune_transpose_unaligned();
+  CHECK(transpose_unaligned_in_use() == pick);
+  if (target.thread_per_logical) CHECK(pick == transpose_unaligned::quads);  // nothing timed
+  MESSAGE("tune_transpose_unaligned on this machine: " << (pick == transpose_unaligned::halves
+                                                               ? "halves (32-byte pieces)"
+                                                               : "quads (16-byte pieces)"));
+  M ea = tt::random_matrix<float>(999, 666);
+  array<float, 2> A = from_eigen(ea), T(666, 999);
+  T = transpose(A);
+  CHECK(max_abs_diff(to_eigen(T), M(ea.transpose())) == 0.0);
+  set_transpose_unaligned(transpose_unaligned::quads);  // the default for the rest
+}
+#endif
+
+#if defined(KOKKOS_ENABLE_SERIAL) || defined(KOKKOS_ENABLE_OPENMP)
 TEST_CASE("prefetch tuning: set_prefetch_tuning and tune_prefetch choose the streaming prefetch") {
   const auto target = backends::backend<execution_space>::make_target();
   CHECK(prefetch_tuning_in_use() == prefetch_tuning{});

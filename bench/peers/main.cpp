@@ -51,8 +51,9 @@ struct options {
   int threads = 1, reps = 5;
   double scale = 1.0;
   std::string only, contender;  // contender: run one contender only (child process mode)
-  bool tune = true;             // time Tessera's prefetch choices first (tessera::tune_prefetch)
+  bool tune = true;             // time Tessera's prefetch and transpose choices first
   std::string prefetch;         // child process mode: the parent's choices (prefetch_arg)
+  std::string unaligned;        // child process mode: the parent's transpose blocks (quads, halves)
 };
 
 /// The prefetch choices as one command-line word for a child process: a 0/1 per tile_reduce
@@ -868,19 +869,23 @@ inline void unbind_this_thread() {
 /// Runs this program again as a child (`--only W --contender C`) and reads its one result line.
 inline std::pair<double, double> time_in_child(const options& o, const std::string& workload,
                                                const std::string& who) {
-  std::vector<std::string> args = {"/proc/self/exe",
-                                   "--threads",
-                                   std::to_string(o.threads),
-                                   "--reps",
-                                   std::to_string(o.reps),
-                                   "--scale",
-                                   std::to_string(o.scale),
-                                   "--only",
-                                   workload,
-                                   "--contender",
-                                   who,
-                                   "--prefetch",
-                                   prefetch_arg(tessera::prefetch_tuning_in_use())};
+  std::vector<std::string> args = {
+      "/proc/self/exe",
+      "--threads",
+      std::to_string(o.threads),
+      "--reps",
+      std::to_string(o.reps),
+      "--scale",
+      std::to_string(o.scale),
+      "--only",
+      workload,
+      "--contender",
+      who,
+      "--prefetch",
+      prefetch_arg(tessera::prefetch_tuning_in_use()),
+      "--unaligned",
+      tessera::transpose_unaligned_in_use() == tessera::transpose_unaligned::halves ? "halves"
+                                                                                    : "quads"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -945,6 +950,9 @@ inline int run(const options& o) {
                 o.threads);
   }
   if (child && !o.prefetch.empty()) tessera::set_prefetch_tuning(parse_prefetch_arg(o.prefetch));
+  if (child && !o.unaligned.empty())
+    tessera::set_transpose_unaligned(o.unaligned == "halves" ? tessera::transpose_unaligned::halves
+                                                             : tessera::transpose_unaligned::quads);
   if (!child && o.tune &&
       !tessera::backends::backend<tessera::execution_space>::make_target().thread_per_logical) {
     // Whether a software prefetch helps Tessera's streaming kernels depends on the core's
@@ -954,6 +962,14 @@ inline int run(const options& o) {
     const tessera::prefetch_tuning p = tessera::tune_prefetch();
     std::printf("Tessera prefetch (tessera::tune_prefetch, %.1f s): %s\n", t.seconds(),
                 tessera::describe(p).c_str());
+    // And how blocks whose output rows do not start on a line are written (16- or 32-byte
+    // pieces): which is faster depends on the core.
+    t.reset();
+    const bool halves = tessera::tune_transpose_unaligned() == tessera::transpose_unaligned::halves;
+    std::printf(
+        "Tessera unaligned transpose blocks (tessera::tune_transpose_unaligned, %.0f ms): "
+        "%s\n",
+        t.seconds() * 1e3, halves ? "32-byte pieces" : "16-byte pieces");
   }
   openblas_set_num_threads(o.threads);
   // This program is built with OpenMP (for the threaded limits and C loops), so Eigen's gemm
@@ -1044,9 +1060,13 @@ int main(int argc, char** argv) {
   app.add_option("--only", o.only, "run one workload:" + names);
   app.add_option("--contender", o.contender, "(internal) time one contender and print it");
   app.add_option("--prefetch", o.prefetch, "(internal) Tessera's prefetch choices, as tuned");
+  app.add_option("--unaligned", o.unaligned,
+                 "(internal) Tessera's unaligned transpose blocks, as tuned")
+      ->check(CLI::IsMember({"quads", "halves"}));
   app.add_flag("!--no-tune", o.tune,
-               "keep Tessera's derived prefetch rules (by default they are first timed on this "
-               "machine with tessera::tune_prefetch, about 1 s)");
+               "keep Tessera's default prefetch and transpose choices (by default they are "
+               "first timed on this machine with tessera::tune_prefetch and "
+               "tessera::tune_transpose_unaligned, about 2 s)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -27,7 +27,7 @@ namespace tour {
 struct options {
   double scale = 1.0;
   int reps = 3;
-  bool tune = true;  ///< time the CPU kernels' prefetch first (tessera::tune_prefetch)
+  bool tune = true;  ///< time the CPU kernels' prefetch and unaligned transpose blocks first
   std::string only, json, plot;
 };
 
@@ -50,8 +50,9 @@ inline options parse(CLI::App& app, int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--only", o.only, std::string("run one workload: ") + workload_list());
   app.add_flag("!--no-tune", o.tune,
-               "keep the CPU kernels' derived prefetch rules (by default the tour first times "
-               "them on this machine with tessera::tune_prefetch, about 1 s)");
+               "keep the CPU kernels' default prefetch and transpose choices (by default the "
+               "tour first times them on this machine with tessera::tune_prefetch and "
+               "tessera::tune_transpose_unaligned, about 2 s)");
   app.add_option("--json", o.json, "write the results as JSON to this path");
   app.add_option("--plot", o.plot, "draw speedup vs Eigen (log scale) to PATH.svg or PATH.png");
   app.allow_extras();
@@ -283,6 +284,12 @@ inline int run_all(const options& opt) {
     const tessera::prefetch_tuning p = tessera::tune_prefetch();
     std::printf("prefetch (tessera::tune_prefetch, %.1f s): %s\n", t.seconds(),
                 tessera::describe(p).c_str());
+    // Blocks of transposes whose output rows do not start on a line (seed 003's 999 x 666):
+    // 16- or 32-byte pieces, whichever this core writes faster.
+    t.reset();
+    const bool halves = tessera::tune_transpose_unaligned() == tessera::transpose_unaligned::halves;
+    std::printf("unaligned transpose blocks (tessera::tune_transpose_unaligned, %.0f ms): %s\n",
+                t.seconds() * 1e3, halves ? "32-byte pieces" : "16-byte pieces");
   }
 #endif
   std::vector<result> rs;

@@ -1,6 +1,6 @@
 /// \file tuning.hpp
-/// \brief Explicit tuning of the CPU matmul's cache blocking, of how streamed CPU transposes
-///        write their tiles and of the software prefetch of kernels that stream from memory.
+/// \brief Explicit tuning of the CPU matmul's cache blocking, of how CPU transposes write
+///        their tiles and blocks and of the software prefetch of kernels that stream from memory.
 ///        Nothing is tuned implicitly: the default blocking is derived from the cache sizes
 ///        (deterministic), so equal inputs, blocking and thread count give bitwise-equal
 ///        products; the transpose's and the prefetch's choices move the same bits either way;
@@ -131,6 +131,63 @@ transpose_staging tune_transpose() {
                                  : blocks < 0.97 * staged ? transpose_staging::never
                                                           : transpose_staging::rows_exceed_l2;
   host::set_transpose_staging(pick);
+  guard.done = true;
+  return pick;
+}
+
+/// How CPU transposes of 4-byte elements write 16 x 16 blocks whose output rows do not start on
+/// a cache line (an output row stride that is not whole 64-byte lines, e.g. 999 x 666 floats):
+/// `quads` (4 x 4 transposes, 16-byte pieces; the default) or `halves` (8 x 8 transposes,
+/// 32-byte pieces), in builds with vectors of 32 bytes or more (elsewhere neither applies).
+/// The values are the same either way; which is faster depends on the core
+/// (backends/host/transpose.hpp has the figures).
+using transpose_unaligned = backends::host::unaligned_block_store;
+
+/// The kernel later CPU transposes use for blocks whose output rows do not start on a line.
+inline transpose_unaligned transpose_unaligned_in_use() {
+  return backends::host::transpose_unaligned_setting().load();
+}
+/// Uses `s` for later CPU transposes' blocks whose output rows do not start on a line.
+inline void set_transpose_unaligned(transpose_unaligned s) {
+  backends::host::transpose_unaligned_setting().store(s);
+}
+/// Times a float transpose whose output rows do not start on a line, (side + 1) x side floats
+/// with side about sqrt(2 L2 / 4) (720 with 1 MiB of L2: operand and output 2 MB each, held in
+/// L3), with `quads` and with `halves` (best of 20 each, then 40 alternated rounds: 10-20 ms),
+/// and uses the faster. No margin: where the two are within the noise either is as good, and
+/// a margin for the default made a Zen 4 core's pick a coin flip (12 of 24 calls `quads` with a
+/// 3 % margin, 1 of 24 without), while its 999 x 666 transposes ran 4-18 % faster with `halves`
+/// after other work. Returns the kernel now in use; on a GPU mapping, or in builds where the
+/// choice does not apply (vectors under 32 bytes), returns it without timing anything.
+/// Explicit: nothing calls it implicitly.
+/// \throws what allocating the two arrays throws; the kernel in use before is then kept.
+///         @pre Kokkos is initialized; not inside a parallel region.
+inline transpose_unaligned tune_transpose_unaligned() {
+  const codegen::target target = backends::backend<execution_space>::make_target();
+#if defined(TESSERA_HOST_SHUFFLE)
+  constexpr bool applies = backends::host::simd::bytes >= 32;
+#else
+  constexpr bool applies = false;
+#endif
+  if (!applies || target.thread_per_logical) return transpose_unaligned_in_use();
+  const std::size_t l2 = target.l2_bytes > 0 ? target.l2_bytes : std::size_t(1) << 20;
+  const index_type side =
+      std::max<index_type>(index_type(std::sqrt(2.0 * double(l2) / sizeof(float))) / 16 * 16, 16);
+  array<float, 2> a(side + 1, side), t(side, side + 1);
+  a = 1.f;
+  struct restore {
+    transpose_unaligned before = transpose_unaligned_in_use();
+    bool done = false;
+    ~restore() {
+      if (!done) set_transpose_unaligned(before);
+    }
+  } guard;
+  const auto [quads, halves] = impl::best_seconds_of_two(
+      transpose_unaligned::quads, transpose_unaligned::halves,
+      [](transpose_unaligned s) { set_transpose_unaligned(s); }, [&] { t = transpose(a); }, 20, 40);
+  const transpose_unaligned pick =
+      halves < quads ? transpose_unaligned::halves : transpose_unaligned::quads;
+  set_transpose_unaligned(pick);
   guard.done = true;
   return pick;
 }

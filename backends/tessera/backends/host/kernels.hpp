@@ -670,6 +670,8 @@ struct kernels {
         stream && th % B == 0 && sc.out_tile_bytes >= std::size_t(th) * std::size_t(tw) * sizeof(T);
     const index_type per = k.tiles_per_team, groups_i = (tiles_i + per - 1) / per;
     const index_type group = k.staged_row_group > 0 ? k.staged_row_group : tw;
+    // Blocks whose output rows do not start on a line: the kernel set for this launch.
+    const unaligned_block_store unaligned = transpose_unaligned_setting().load();
     // Team `rank`'s tiles, with its scratch at `scratch` (64-byte aligned).
     auto team_tiles = [=](index_type rank, char* const scratch) {
       // Tiles down a column of the output first: consecutive teams (and a team's `per` tiles)
@@ -720,7 +722,7 @@ struct kernels {
                   const index_type jend = nj < jg + group ? nj : jg + group;
                   const index_type blocks = (jend - jb) / B;
                   transpose_blocks(plain + c.oj * plain_ld + c.oi, plain_ld, dst(c.oi, c.oj), ldd,
-                                   blocks, stream_blocks);
+                                   blocks, stream_blocks, unaligned);
                   jb += (blocks - 1) * B;
                   continue;
                 }

@@ -21,6 +21,7 @@
 #include <tessera/backends/host/simd.hpp>
 #include <tessera/dsl/config.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -269,6 +270,26 @@ TESSERA_HOST_FORCEINLINE void transpose_block_quads(const T* in, std::ptrdiff_t 
 }  // namespace impl
 #endif
 
+/// How transpose_blocks writes blocks of 4-byte elements whose output rows do not start on a
+/// 64-byte line (a row stride that is not whole lines, e.g. seed 003's 999 x 666), in builds
+/// with vectors of 32 bytes or more: which is faster depends on the core, not on a cache size.
+/// Measured on a 2-core AMD EPYC, 999 x 666 floats: Zen 5 (native AVX-512) 0.93-0.94x OpenBLAS'
+/// somatcopy with `quads`, 0.85-0.87x with `halves`; Zen 4 (AVX-512 executed as two 256-bit
+/// halves) the block walk 114-124 us with `quads`, 92-97 us with `halves` (x86-64-v3 builds
+/// 5-10 % apart the same way). tessera::tune_transpose_unaligned times it.
+enum class unaligned_block_store : unsigned char {
+  quads,   ///< 4 x 4 transposes, every output row written in 16-byte pieces (the default)
+  halves,  ///< 8 x 8 transposes of 32-byte rows, every output row in 32-byte pieces
+};
+
+/// How CPU transposes launched from now on write blocks of 4-byte elements whose output rows do
+/// not start on a cache line (unaligned_block_store; quads until tessera::set_transpose_unaligned
+/// changes it). Read once per launch; thread-safe; the values are the same either way.
+inline std::atomic<unaligned_block_store>& transpose_unaligned_setting() {
+  static std::atomic<unaligned_block_store> setting{unaligned_block_store::quads};
+  return setting;
+}
+
 /// True when every row of a block's output starts on a 64-byte line: `out` 64-byte aligned and
 /// its row stride (elements of T) whole lines.
 template <class T>
@@ -284,12 +305,15 @@ inline bool block_rows_line_aligned(const T* out, std::ptrdiff_t ldo) {
 /// streamable() and ldo keep every row 64-byte aligned). One call per row of blocks: the
 /// choice of kernel and the block's address arithmetic once, not once per block (a call per
 /// block spent about a third of a 999 x 666 float transpose in its prologue on a Zen 5 core,
-/// x86-64-v3).
+/// x86-64-v3). `unaligned`: the kernel of 4-byte blocks whose output rows do not start on a
+/// line (unaligned_block_store); the values are the same either way.
 template <class T>
 inline void transpose_blocks(const T* in, std::ptrdiff_t ld, T* out, std::ptrdiff_t ldo,
-                             std::ptrdiff_t count, bool stream = false) {
+                             std::ptrdiff_t count, bool stream = false,
+                             unaligned_block_store unaligned = unaligned_block_store::quads) {
   constexpr int B = transpose_block_size;
   const std::ptrdiff_t step_in = std::ptrdiff_t(B) * ld;
+  (void)unaligned;  // only 4-byte types with vectors of 32 bytes or more have the choice
 #if defined(TESSERA_HOST_SHUFFLE)
   // N x N sub-blocks of one vector register per row, N = the target's vector width in T
   // (at most a 64-byte line): the whole block for 4-byte types on AVX-512, four 8 x 8 blocks
@@ -307,13 +331,14 @@ inline void transpose_blocks(const T* in, std::ptrdiff_t ld, T* out, std::ptrdif
     // bytes apart, output rows whole lines) 761-801 ns with 64-byte rows, 841-851 with 32-byte
     // ones; 96 x 96 531-661 ns.
     if constexpr (sizeof(T) == 4 && VB >= 32) {
-      if (!stream && !block_rows_line_aligned(out, ldo)) {
+      if (!stream && unaligned == unaligned_block_store::quads &&
+          !block_rows_line_aligned(out, ldo)) {
         for (std::ptrdiff_t k = 0; k < count; ++k)
           impl::transpose_block_quads(in + k * step_in, ld, out + k * B, ldo);
         return;
       }
     }
-    if constexpr (VB == 64) {
+    if constexpr (VB == 64) {  // (AVX2: the target's own rows are 32 bytes already)
       if (!stream && !block_rows_line_aligned(out, ldo)) {
         for (std::ptrdiff_t k = 0; k < count; ++k)
           impl::transpose_block_rows<32>(in + k * step_in, ld, out + k * B, ldo, false);
