@@ -301,8 +301,12 @@ inline row fused(const options& o, std::vector<contender>& cs, std::string& name
 
 /// The contenders of a transpose of a random r x c float matrix: Tessera's Tier 1 transpose,
 /// then what `more(cs, a, ref)` adds (other Tessera forms, given the operand and the reference),
-/// Eigen, OpenBLAS somatcopy and Halide; every result checked exactly. Returns the row, in
-/// GB/s (read + write) against memcpy.
+/// Eigen, OpenBLAS somatcopy and Halide; every result checked exactly. Every contender reads the
+/// same operand (the Tessera array's memory; each writes its own output), so each runs right
+/// after one that read it: with the peers reading a copy of their own, three of them ran in a
+/// row on theirs while Tessera always followed them, and on data near the cache sizes a run's
+/// speed depends on what the run before left in cache. Returns the row, in GB/s (read + write)
+/// against memcpy.
 template <class More>
 row transpose_row(const options& o, std::vector<contender>& cs, long r, long c, unsigned seed,
                   More more) {
@@ -315,23 +319,29 @@ row transpose_row(const options& o, std::vector<contender>& cs, long r, long c, 
                   return max_err(tessera::to_eigen(*t), *ref);
                 }});
   more(cs, a, ref);
+  // `a` (captured by every contender that reads it): row-major, r x c, row stride c.
   auto e = std::make_shared<eigen_matrix>(c, r);
-  cs.push_back({"Eigen", [=] { e->noalias() = m->transpose(); },
+  cs.push_back({"Eigen",
+                [=] { e->noalias() = Eigen::Map<const eigen_matrix>(a->data(), r, c).transpose(); },
                 [=] {
                   return max_err(*e, *ref);
                 }});
   auto blas = std::make_shared<eigen_matrix>(c, r);
   cs.push_back({"OpenBLAS somatcopy",
                 [=] {
-                  cblas_somatcopy(CblasRowMajor, CblasTrans, int(r), int(c), 1.f, m->data(), int(c),
+                  cblas_somatcopy(CblasRowMajor, CblasTrans, int(r), int(c), 1.f, a->data(), int(c),
                                   blas->data(), int(r));
                 },
                 [=] {
                   return max_err(*blas, *ref);
                 }});
   auto hout = std::make_shared<eigen_matrix>(c, r);
-  auto h = std::make_shared<halide_transpose>(m->data(), hout->data(), int(r), int(c), o.threads);
-  cs.push_back({"Halide", [=] { h->run(); },
+  auto h = std::make_shared<halide_transpose>(a->data(), hout->data(), int(r), int(c), o.threads);
+  cs.push_back({"Halide",
+                [=] {
+                  (void)a;
+                  h->run();
+                },
                 [=] {
                   return max_err(*hout, *ref);
                 }});
