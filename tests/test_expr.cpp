@@ -408,8 +408,9 @@ TEST_CASE("prefetch tuning: set_prefetch_tuning and tune_prefetch choose the str
     const std::vector<M> got = means();
     for (int k = 0; k < codegen::tile_rows_classes; ++k) CHECK(max_abs_diff(got[k], ref[k]) == 0.0);
   }
-  // Half lines, one class at a time: that class's plan (only) takes a line half as wide, or
-  // keeps its own where the kernel has none narrower; the values stay bit for bit the same.
+  // Narrower lines, one class at a time, 1-3 more halvings: that class's plan (only) takes a
+  // line 2, 4 or 8 times narrower, or the narrowest the kernel has for it (one vector, one
+  // tile row: R x R floats, 4R bytes); the values stay bit for bit the same.
   auto lines = [&] {
     return per_class([](const auto& e) {
       const std::string plan = explain(e);
@@ -419,27 +420,35 @@ TEST_CASE("prefetch tuning: set_prefetch_tuning and tune_prefetch choose the str
     });
   };
   set_prefetch_tuning({});
+  CHECK_THROWS_AS(set_prefetch_tuning({{true, true, true, true}, -1, {0, 4, 0, 0}}), shape_error);
+  CHECK_THROWS_AS(set_prefetch_tuning({{true, true, true, true}, -1, {-1, 0, 0, 0}}), shape_error);
+  CHECK(prefetch_tuning_in_use() == prefetch_tuning{});
   const std::vector<long> whole = lines();
-  for (int half = 0; half < codegen::tile_rows_classes; ++half) {
-    CAPTURE(half);
-    prefetch_tuning p;
-    p.tile_reduce_half_line[std::size_t(half)] = true;
-    set_prefetch_tuning(p);
-    CHECK(prefetch_tuning_in_use() == p);
-    CHECK(tt::has(describe(p), "half line"));
-    const std::vector<long> now = lines();
-    for (int k = 0; k < codegen::tile_rows_classes; ++k) {
-      CAPTURE(k);
-      if (k != half)
-        CHECK(now[k] == whole[k]);
-      else
-        CHECK((now[k] == whole[k] || 2 * now[k] == whole[k]));
+  for (int cls = 0; cls < codegen::tile_rows_classes; ++cls)
+    for (int h = 1; h <= 3; ++h) {
+      CAPTURE(cls);
+      CAPTURE(h);
+      prefetch_tuning p;
+      p.tile_reduce_line_halvings[std::size_t(cls)] = h;
+      set_prefetch_tuning(p);
+      CHECK(prefetch_tuning_in_use() == p);
+      CHECK(tt::has(describe(p), "line/" + std::to_string(1 << h)));
+      const std::vector<long> now = lines();
+      for (int k = 0; k < codegen::tile_rows_classes; ++k) {
+        CAPTURE(k);
+        long want = whole[std::size_t(k)];
+        const long floor = std::max(long(target.tile_reduce.vector_bytes), 4L * (2L << k));
+        for (int m = 0; m < (k == cls ? h : 0); ++m)
+          if (want / 2 >= floor) want /= 2;
+        CHECK(now[std::size_t(k)] == want);
+      }
+      // 2 x 2 tiles: the target's whole line (2 rows fit L1) halves h times down to a vector.
+      if (cls == 0 && whole[0] >> h >= target.tile_reduce.vector_bytes)
+        CHECK(now[0] == whole[0] >> h);
+      const std::vector<M> got = means();
+      for (int k = 0; k < codegen::tile_rows_classes; ++k)
+        CHECK(max_abs_diff(got[std::size_t(k)], ref[std::size_t(k)]) == 0.0);
     }
-    // 2 x 2 tiles of a small array: the target's whole line (2 rows fit L1), which halves.
-    if (half == 0 && whole[0] >= 2 * target.tile_reduce.vector_bytes) CHECK(2 * now[0] == whole[0]);
-    const std::vector<M> got = means();
-    for (int k = 0; k < codegen::tile_rows_classes; ++k) CHECK(max_abs_diff(got[k], ref[k]) == 0.0);
-  }
   // A sum of twice the last-level cache comes from memory: 0 prefetches nothing, 4096 B
   // prefetches that far, -1 is the rule; the sum is the same every way.
   const long n = long(target.reduction.prefetch_min_bytes / sizeof(float)) + 37;

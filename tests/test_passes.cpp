@@ -197,12 +197,12 @@ TEST_CASE("mapping pass: a staged transpose walks its operand rows in groups tha
 /// cpu_target() given the line, vector, cache and prefetch parameters (codegen::tile_reduce_line).
 codegen::reduce_line line_of(int R, std::int64_t out_cols, int line, int vec, std::size_t l2,
                              std::size_t l1d = 32768, int in_flight = 0, int row_ahead = 0,
-                             unsigned half = 0) {
+                             unsigned halvings = 0) {
   auto t = cpu_target();
   t.tile_reduce.line_bytes = line;
   t.tile_reduce.vector_bytes = vec;
   t.tile_reduce.row_ahead_bytes = row_ahead;
-  t.tile_reduce.half_line_rows = half;
+  t.tile_reduce.line_halvings = halvings;
   t.l1d_bytes = l1d;
   t.l2_bytes = l2;
   t.row_prefetch_bytes = in_flight;
@@ -249,27 +249,40 @@ TEST_CASE("tile_reduce line: narrowed to one cache line where the rows crowd L2"
   CHECK(line_of(16, 512, 256, 32, 512 << 10, Z5, 4096, 2048).prefetch_lines == 4);
 }
 
-TEST_CASE("tile_reduce line: halved per height class where the target says so") {
+TEST_CASE("tile_reduce line: halved per height class as many times as the target says") {
   // 8192 input columns, 1 KiB AVX-512 lines, 4 KiB in flight over the rows, 2 KiB per row.
-  auto line_of = [](int R, int line, std::size_t l2, std::size_t l1d, unsigned half) {
-    return ::line_of(R, 8192 / R, line, 64, l2, l1d, 4096, 2048, half);
+  auto line_of = [](int R, int line, std::size_t l2, std::size_t l1d, unsigned halvings) {
+    return ::line_of(R, 8192 / R, line, 64, l2, l1d, 4096, 2048, halvings);
   };
-  const unsigned rows2 = 1u << codegen::tile_rows_class(2);
-  const unsigned rows16 = 1u << codegen::tile_rows_class(16);
+  // h more halvings for tiles of R rows (two bits per height class).
+  auto more = [](int R, unsigned h) {
+    return h << (2 * codegen::tile_rows_class(R));
+  };
   // 2x2 tiles: 1 KiB -> 512-byte lines, prefetched 4 lines (2 KiB) ahead in each row.
-  CHECK(line_of(2, 1024, 1 << 20, 48 << 10, rows2).bytes == 512);
-  CHECK(line_of(2, 1024, 1 << 20, 48 << 10, rows2).prefetch_lines == 4);
+  CHECK(line_of(2, 1024, 1 << 20, 48 << 10, more(2, 1)).bytes == 512);
+  CHECK(line_of(2, 1024, 1 << 20, 48 << 10, more(2, 1)).prefetch_lines == 4);
   // Only the classes named: 2x2 keeps its line when 16x16 is halved.
-  CHECK(line_of(2, 1024, 1 << 20, 48 << 10, rows16).bytes == 1024);
-  // 16x16 on a 32 KiB L1d: the L1 rule's 512 bytes, halved to 256, 8 lines ahead.
-  CHECK(line_of(16, 1024, 1 << 20, 32 << 10, rows16).bytes == 256);
-  CHECK(line_of(16, 1024, 1 << 20, 32 << 10, rows16).prefetch_lines == 8);
-  // The kernel's narrowest line is a quarter of the target's: rows crowding a 512 KiB L2
-  // already took it, and stay there.
+  CHECK(line_of(2, 1024, 1 << 20, 48 << 10, more(16, 3)).bytes == 1024);
+  CHECK(line_of(2, 1024, 1 << 20, 48 << 10, more(16, 3) | more(4, 2)).bytes == 1024);
+  // 16x16 on a 32 KiB L1d: the L1 rule's 512 bytes, halved to 256, 128 and 64, each
+  // prefetched 2 KiB ahead in every row (8, 16 and 32 lines).
+  CHECK(line_of(16, 1024, 1 << 20, 32 << 10, 0).bytes == 512);
+  for (unsigned h = 1; h <= 3; ++h) {
+    CAPTURE(h);
+    const auto l = line_of(16, 1024, 1 << 20, 32 << 10, more(16, h));
+    CHECK(l.bytes == 512 >> h);
+    CHECK(l.prefetch_lines == 2048 / l.bytes);
+  }
+  // Rows crowding a 512 KiB L2 take the rule's narrowest line (a quarter of the target's),
+  // and the halvings go on from there, never below one vector (64 bytes).
   CHECK(line_of(16, 1024, 512 << 10, 32 << 10, 0).bytes == 256);
-  CHECK(line_of(16, 1024, 512 << 10, 32 << 10, rows16).bytes == 256);
-  // Never below one vector: a 64-byte line stays.
-  CHECK(line_of(2, 64, 1 << 20, 48 << 10, rows2).bytes == 64);
+  CHECK(line_of(16, 1024, 512 << 10, 32 << 10, more(16, 1)).bytes == 128);
+  CHECK(line_of(16, 1024, 512 << 10, 32 << 10, more(16, 3)).bytes == 64);
+  CHECK(line_of(2, 64, 1 << 20, 48 << 10, more(2, 3)).bytes == 64);
+  // Never below a tile row: 32 x 32 float tiles (128-byte rows) take the rule's 256 bytes on a
+  // 32 KiB L1d, and three more halvings stop at 128.
+  CHECK(line_of(32, 1024, 1 << 20, 32 << 10, 0).bytes == 256);
+  CHECK(line_of(32, 1024, 1 << 20, 32 << 10, more(32, 3)).bytes == 128);
 }
 
 }  // namespace

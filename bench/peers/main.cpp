@@ -57,24 +57,24 @@ struct options {
 };
 
 /// The prefetch choices as one command-line word for a child process: a 0/1 per tile_reduce
-/// height class, a comma, the fold's bytes, a comma, a 0/1 per class for half lines
-/// ("1101,-1,1000").
+/// height class, a comma, the fold's bytes, a comma, each class's line halvings (0-3)
+/// ("1101,-1,1002").
 inline std::string prefetch_arg(const tessera::prefetch_tuning& p) {
-  std::string s, half;
+  std::string s, halvings;
   for (bool on : p.tile_reduce) s += on ? '1' : '0';
-  for (bool on : p.tile_reduce_half_line) half += on ? '1' : '0';
-  return s + "," + std::to_string(p.reduce_bytes) + "," + half;
+  for (int h : p.tile_reduce_line_halvings) halvings += char('0' + h);
+  return s + "," + std::to_string(p.reduce_bytes) + "," + halvings;
 }
 inline tessera::prefetch_tuning parse_prefetch_arg(const std::string& s) {
   tessera::prefetch_tuning p;
   const std::size_t classes = p.tile_reduce.size();
   const auto comma = s.find(','), last = s.rfind(',');
   if (comma != classes || last == comma || s.size() - last - 1 != classes ||
-      s.find_first_not_of("01") != comma || s.find_first_not_of("01", last + 1) != s.npos)
+      s.find_first_not_of("01") != comma || s.find_first_not_of("0123", last + 1) != s.npos)
     throw std::runtime_error("tessera-peers: bad --prefetch '" + s + "'");
   for (std::size_t c = 0; c < classes; ++c) {
     p.tile_reduce[c] = s[c] == '1';
-    p.tile_reduce_half_line[c] = s[last + 1 + c] == '1';
+    p.tile_reduce_line_halvings[c] = s[last + 1 + c] - '0';
   }
   p.reduce_bytes = std::stoi(s.substr(comma + 1, last - comma - 1));
   return p;
@@ -1076,7 +1076,7 @@ int main(int argc, char** argv) {
   app.add_flag("!--no-tune", o.tune,
                "keep Tessera's default prefetch and transpose choices (by default they are "
                "first timed on this machine with tessera::tune_prefetch and "
-               "tessera::tune_transpose_unaligned, about 2 s)");
+               "tessera::tune_transpose_unaligned, 2-3 s)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

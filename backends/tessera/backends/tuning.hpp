@@ -205,10 +205,10 @@ struct prefetch_tuning {
   /// each input line is prefetched ahead into L2; 0 none; -1 the rule (4 KiB in builds with
   /// 512-bit vectors, none in narrower ones).
   int reduce_bytes = -1;
-  /// tile_reduce: whether its lines are half as wide as the cache rule makes them, per height
-  /// class (where the kernel has such a line and it still holds a tile row; the prefetch
-  /// distance per row stays the rule's).
-  std::array<bool, codegen::tile_rows_classes> tile_reduce_half_line{false, false, false, false};
+  /// tile_reduce: how many more times (0-3) its lines are halved than the cache rule halves
+  /// them, per height class (while a line still holds a tile row and one vector; the prefetch
+  /// distance per row stays the rule's): 1 is half the rule's line, 2 a quarter, 3 an eighth.
+  std::array<int, codegen::tile_rows_classes> tile_reduce_line_halvings{0, 0, 0, 0};
   friend bool operator==(const prefetch_tuning&, const prefetch_tuning&) = default;
 };
 
@@ -220,43 +220,51 @@ inline unsigned no_prefetch_rows(const prefetch_tuning& p) {
   return off;
 }
 
-/// The height classes of `p` whose tile_reduce lines are halved, as a bit set.
-inline unsigned half_line_rows(const prefetch_tuning& p) {
-  unsigned half = 0;
+/// The tile_reduce line halvings of `p`, two bits per height class
+/// (codegen::tile_reduce_options::line_halvings).
+inline unsigned line_halvings(const prefetch_tuning& p) {
+  unsigned packed = 0;
   for (int c = 0; c < codegen::tile_rows_classes; ++c)
-    if (p.tile_reduce_half_line[std::size_t(c)]) half |= 1u << c;
-  return half;
+    packed |= unsigned(p.tile_reduce_line_halvings[std::size_t(c)] & 3) << (2 * c);
+  return packed;
 }
 
 /// The prefetch choices later CPU kernels use.
 inline prefetch_tuning prefetch_tuning_in_use() {
   prefetch_tuning p;
   const unsigned off = backends::host::tile_reduce_no_prefetch_setting().load();
-  const unsigned half = backends::host::tile_reduce_half_line_setting().load();
+  const unsigned halvings = backends::host::tile_reduce_line_halvings_setting().load();
   for (int c = 0; c < codegen::tile_rows_classes; ++c) {
     p.tile_reduce[std::size_t(c)] = !((off >> c) & 1u);
-    p.tile_reduce_half_line[std::size_t(c)] = (half >> c) & 1u;
+    p.tile_reduce_line_halvings[std::size_t(c)] = codegen::line_halvings_of(halvings, c);
   }
   p.reduce_bytes = backends::host::reduce_prefetch_setting().load();
   return p;
 }
 /// Uses `p` for later CPU kernels (plans made before are rebuilt).
-/// \throws shape_error reduce_bytes < -1 or not a multiple of 64 (a cache line)
+/// \throws shape_error reduce_bytes < -1 or not a multiple of 64 (a cache line), or a line
+///         halving count outside 0-3
 inline void set_prefetch_tuning(const prefetch_tuning& p) {
   if (p.reduce_bytes < -1 || (p.reduce_bytes > 0 && p.reduce_bytes % 64 != 0))
     throw shape_error("tessera::set_prefetch_tuning: reduce_bytes " +
                       std::to_string(p.reduce_bytes) +
                       " is neither -1 (the rule) nor a multiple of 64 bytes (0: none)");
-  backends::host::set_prefetch(no_prefetch_rows(p), p.reduce_bytes, half_line_rows(p));
+  for (int c = 0; c < codegen::tile_rows_classes; ++c)
+    if (const int h = p.tile_reduce_line_halvings[std::size_t(c)]; h < 0 || h > 3)
+      throw shape_error("tessera::set_prefetch_tuning: tile_reduce_line_halvings[" +
+                        std::to_string(c) + "] is " + std::to_string(h) + ", not 0-3");
+  backends::host::set_prefetch(no_prefetch_rows(p), p.reduce_bytes, line_halvings(p));
 }
-/// One line, e.g. "tile_reduce rows <=2 on half line, 3-4 off, 5-8 on, >8 on; folds from memory
-/// 4096 B ahead" ("the rule" for -1).
+/// One line, e.g. "tile_reduce rows <=2 on line/2, 3-4 off, 5-8 on, >8 on line/4; folds from
+/// memory 4096 B ahead" ("line/2": half the rule's line; "the rule" for -1).
 inline std::string describe(const prefetch_tuning& p) {
   static constexpr const char* rows[] = {"<=2", "3-4", "5-8", ">8"};
   std::string s = "tile_reduce rows";
   for (int c = 0; c < codegen::tile_rows_classes; ++c)
     s += std::string(c ? ", " : " ") + rows[c] + (p.tile_reduce[std::size_t(c)] ? " on" : " off") +
-         (p.tile_reduce_half_line[std::size_t(c)] ? " half line" : "");
+         (p.tile_reduce_line_halvings[std::size_t(c)] > 0
+              ? " line/" + std::to_string(1 << p.tile_reduce_line_halvings[std::size_t(c)])
+              : "");
   s += "; folds from memory " +
        (p.reduce_bytes < 0 ? std::string("the rule") : std::to_string(p.reduce_bytes) + " B ahead");
   return s;
@@ -264,15 +272,16 @@ inline std::string describe(const prefetch_tuning& p) {
 
 /// Times the software prefetch of streaming CPU kernels on the running machine and keeps, for
 /// each, the faster of prefetching (the rule's distance; for folds 4 KiB) and not, and for
-/// tile_mean also of the rule's line and half of it (where the kernel has it; with the
-/// prefetch just chosen, the half line kept where 5 % faster): tile_mean
+/// tile_mean also the line: the rule's, then a half, a quarter and an eighth of it in turn
+/// (those the kernel has), each kept where 5 % faster than the best before it (with the
+/// prefetch just chosen): tile_mean
 /// of R x R tiles for R = 2, 4, 8, 16 (one per height class) over a square array of T four
 /// times the last-level cache (5792^2 floats, 128 MiB, with 32 MiB of L3), and a sum over
 /// eight times it (at most 1 GiB) of plain memory (an array_view of new[]'s: 4 KiB pages, as
 /// callers' data usually has), on the default execution space (best of 5 each way, then 4
 /// alternated rounds; the sum best of 3, then 4). A choice leaves the rule only where the other
-/// is 5 % faster, 3 % for the sum (closer calls flip from run to run on a busy machine). About
-/// 2 s with 32 MiB of L3 (1.5-2.4 s on a Zen 4). Returns the
+/// is 5 % faster, 3 % for the sum (closer calls flip from run to run on a busy machine). 2-3 s
+/// with 32 MiB of L3 (2.2-3.0 s on a Zen 4). Returns the
 /// choices now in use (set_prefetch_tuning); on a GPU mapping, or where no kernel streams
 /// from memory, returns them without timing anything. Measured on a Zen 5 core (native
 /// build): tile_mean 4x4 of 8192^2 floats 0.95-0.97x Eigen with the rule's prefetch, 1.12-1.16x
@@ -292,7 +301,7 @@ prefetch_tuning tune_prefetch() {
     ~restore() {
       if (!done)
         backends::host::set_prefetch(no_prefetch_rows(before), before.reduce_bytes,
-                                     half_line_rows(before));
+                                     line_halvings(before));
     }
   } guard;
   prefetch_tuning pick = guard.before;
@@ -314,16 +323,22 @@ prefetch_tuning tune_prefetch() {
       with.tile_reduce[c] = true;
       without.tile_reduce[c] = false;
       pick.tile_reduce[c] = faster([&] { out = tile_mean<R, R>(a); }, with, without) != 0;
-      // Then the line: the rule's or half of it (where the kernel has that line), with the
-      // prefetch just chosen.
-      prefetch_tuning whole = pick, half = pick;
-      whole.tile_reduce_half_line[c] = false;
-      half.tile_reduce_half_line[c] = true;
-      set_prefetch_tuning(half);
-      const std::string half_plan = explain(tile_mean<R, R>(a));
-      set_prefetch_tuning(whole);
-      if (half_plan != explain(tile_mean<R, R>(a)))
-        pick.tile_reduce_half_line[c] = faster([&] { out = tile_mean<R, R>(a); }, half, whole) == 1;
+      // Then the line, with the prefetch just chosen: each narrower line the kernel has (its
+      // plan differs) against the best so far. All of them, not only while each gains: on a
+      // Zen 4 core 16x16 tiles ran about as fast on half the rule's line as on the rule's,
+      // and 5-15 % faster on a quarter or an eighth.
+      for (int h = 1; h <= 3; ++h) {
+        prefetch_tuning best = pick, narrower = pick;
+        narrower.tile_reduce_line_halvings[c] = h;
+        set_prefetch_tuning(narrower);
+        const std::string narrower_plan = explain(tile_mean<R, R>(a));
+        prefetch_tuning wider = pick;
+        wider.tile_reduce_line_halvings[c] = h - 1;
+        set_prefetch_tuning(wider);
+        if (narrower_plan == explain(tile_mean<R, R>(a))) break;  // no narrower line
+        if (faster([&] { out = tile_mean<R, R>(a); }, narrower, best) == 1)
+          pick.tile_reduce_line_halvings[c] = h;
+      }
     };
     tile_class(std::integral_constant<int, 2>{});
     tile_class(std::integral_constant<int, 4>{});

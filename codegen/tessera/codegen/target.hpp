@@ -69,10 +69,11 @@ struct tile_reduce_options {
   /// CPUs: tiles whose lines never prefetch ahead, by height (bit tile_rows_class(R) set: no
   /// software prefetch for tiles of R rows; tessera::tune_prefetch measures which).
   unsigned no_prefetch_rows = 0;
-  /// CPUs: tiles whose lines are half what the cache rule gives, by height (bit
-  /// tile_rows_class(R) set; the kernel has lines of a half and a quarter of line_bytes;
-  /// tessera::tune_prefetch measures which).
-  unsigned half_line_rows = 0;
+  /// CPUs: how many times more the lines of tiles are halved than the cache rule halves them,
+  /// by height: two bits per class (bits 2c and 2c + 1 for tile_rows_class(R) = c, 0-3), never
+  /// below a tile row or one vector (the kernel has lines of every power of two from one
+  /// vector to line_bytes); tessera::tune_prefetch measures which.
+  unsigned line_halvings = 0;
   /// CPUs: the software prefetch runs at least this many bytes ahead in each input row of a
   /// tile (0: no such floor), beside target::row_prefetch_bytes over all its rows.
   int row_ahead_bytes = 0;
@@ -83,6 +84,10 @@ struct tile_reduce_options {
 inline constexpr int tile_rows_classes = 4;
 inline constexpr int tile_rows_class(std::int64_t rows) {
   return rows <= 2 ? 0 : rows <= 4 ? 1 : rows <= 8 ? 2 : 3;
+}
+/// The extra halvings tile_reduce_options::line_halvings gives height class `c` (0-3).
+inline constexpr int line_halvings_of(unsigned packed, int c) {
+  return int((packed >> (2 * c)) & 3u);
 }
 
 /// Whole-array reductions (kernel_family::reduction).

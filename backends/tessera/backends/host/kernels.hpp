@@ -17,6 +17,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 namespace tessera::backends::host {
@@ -927,21 +929,16 @@ struct kernels {
           if (stream) store_fence();
         });
       };
-      constexpr int NV = line_vectors, L = simd::lanes<T>;
+      // Every power of two of vectors from line_vectors down to one, at least a tile row.
+      constexpr int L = simd::lanes<T>;
       const int nv = k.line_bytes / int(simd::bytes);
-      using std::integral_constant;
-      if (nv == NV) return run(integral_constant<int, NV>{});
-      if constexpr (NV / 2 * L >= C) {
-        if (nv == NV / 2) return run(integral_constant<int, NV / 2>{});
-      }
-      if constexpr (NV / 4 >= 1 && NV / 4 * L >= C) {
-        if (nv == NV / 4) return run(integral_constant<int, NV / 4>{});
-      }
+      if (nv * int(simd::bytes) == k.line_bytes && run_line<line_vectors, L, C>(nv, run)) return;
+      std::string widths;
+      for (int w = line_vectors; w >= 1 && w * L >= C; w /= 2)
+        widths += (widths.empty() ? "" : ", ") + std::to_string(w * simd::bytes);
       throw plan_error("tessera: tile_reduce plan '" + k.name + "' asks for lines of " +
                        std::to_string(k.line_bytes) + " B per row; the kernel has lines of " +
-                       std::to_string(NV * simd::bytes) + ", " +
-                       std::to_string(NV / 2 * simd::bytes) + " and " +
-                       std::to_string(NV / 4 * simd::bytes) + " B, at least a tile row");
+                       widths + " B (every power of two of vectors, at least a tile row)");
     }
     if constexpr (narrow) {
       run_range(exec, k, k.league_size, [=](index_type ig) {
@@ -979,6 +976,22 @@ struct kernels {
   /// Vectors per line of line_rows: 16 where the target has 32 vector registers, else 8 (the
   /// accumulators and one operand fit the register file).
   static constexpr int line_vectors = simd::registers >= 32 ? 16 : 8;
+  /// run(integral_constant<int, nv>) where nv is NV or a power-of-two fraction of it of at least
+  /// one vector of L lanes and C lanes (a tile row); false where none is nv.
+  template <int NV, int L, int C, class Run>
+  static bool run_line(int nv, const Run& run) {
+    if constexpr (NV >= 1 && NV * L >= C) {
+      if (nv == NV) {
+        run(std::integral_constant<int, NV>{});
+        return true;
+      }
+      return run_line<NV / 2, L, C>(nv, run);
+    } else {
+      (void)nv;
+      (void)run;
+      return false;
+    }
+  }
 
   /// line_rows serves tile_reduce: SIMD target, one of Tessera's lane-wise ops, an operand read
   /// straight from memory (rows with unit column stride), and tiles no wider than a line.

@@ -29,14 +29,14 @@ inline void set_transpose_staging(codegen::tile_staging s) {
 
 /// Software prefetch of CPU streaming kernels as set by tessera::set_prefetch_tuning (the
 /// derived rules until then): the tile_reduce height classes whose lines do not prefetch
-/// (codegen::tile_reduce_options::no_prefetch_rows), those whose lines are halved
-/// (half_line_rows) and the bytes folds from memory prefetch ahead (-1: the rule of
-/// backend.hpp). Thread-safe; the values are the same every way.
+/// (codegen::tile_reduce_options::no_prefetch_rows), how many more times each class's lines
+/// are halved (line_halvings: two bits per class) and the bytes folds from memory prefetch
+/// ahead (-1: the rule of backend.hpp). Thread-safe; the values are the same every way.
 inline std::atomic<unsigned>& tile_reduce_no_prefetch_setting() {
   static std::atomic<unsigned> setting{0};
   return setting;
 }
-inline std::atomic<unsigned>& tile_reduce_half_line_setting() {
+inline std::atomic<unsigned>& tile_reduce_line_halvings_setting() {
   static std::atomic<unsigned> setting{0};
   return setting;
 }
@@ -46,9 +46,9 @@ inline std::atomic<int>& reduce_prefetch_setting() {
 }
 /// Makes these the prefetch choices of later CPU kernels (plans made before are not reused).
 inline void set_prefetch(unsigned tile_reduce_no_prefetch_rows, int reduce_prefetch_bytes,
-                         unsigned tile_reduce_half_line_rows = 0) {
+                         unsigned tile_reduce_line_halvings = 0) {
   tile_reduce_no_prefetch_setting().store(tile_reduce_no_prefetch_rows);
-  tile_reduce_half_line_setting().store(tile_reduce_half_line_rows);
+  tile_reduce_line_halvings_setting().store(tile_reduce_line_halvings);
   reduce_prefetch_setting().store(reduce_prefetch_bytes);
   ++codegen::target_generation();
 }
@@ -119,7 +119,7 @@ codegen::target make_target() {
   t.tile_reduce.line_bytes = simd::bytes * kernels<Space>::line_vectors;
   t.tile_reduce.vector_bytes = simd::bytes;
   t.tile_reduce.no_prefetch_rows = tile_reduce_no_prefetch_setting().load();
-  t.tile_reduce.half_line_rows = tile_reduce_half_line_setting().load();
+  t.tile_reduce.line_halvings = tile_reduce_line_halvings_setting().load();
   // Each input row of a tile prefetched at least 2 KiB ahead (codegen::tile_reduce_line).
   t.tile_reduce.row_ahead_bytes = 2048;
   return t;

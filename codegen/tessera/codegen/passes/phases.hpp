@@ -191,13 +191,15 @@ inline matmul_tiles generic_matmul_tiles(const target& t, const graph_node& mm) 
 /// crowded L2, at least tile_reduce_options::row_ahead_bytes (2 KiB on CPUs) ahead in each
 /// row too: the 4 KiB over all rows left 16 rows of 512-byte lines 1 KiB ahead each, where
 /// the 2x2 and 4x4 tiles (and 16x16 on a 48 KiB L1d) already ran 2 KiB ahead. The line is
-/// halved once more for the height classes tile_reduce_options::half_line_rows names, where
-/// the kernel has that line: on a 2-core AMD EPYC Zen 4 (AVX-512 executed as two 256-bit
-/// halves, 32 KiB L1d; 8192^2 floats, Tessera and Eigen interleaved run by run, best of 30,
-/// four runs) 2x2 tiles read 1.06-1.15x Eigen with 512-byte lines against 0.86-1.03x with
-/// 1 KiB ones, 16x16 0.91-1.03x with 256-byte lines against 0.86-0.94x with 512-byte ones,
-/// while 4x4 and 8x8 came out even; a Zen 5 core's 2x2 read 1.27-1.33x with 1 KiB lines. No
-/// cache size tells those apart either: tessera::tune_prefetch times both lines.
+/// then halved as many more times as tile_reduce_options::line_halvings gives the tiles'
+/// height class (while it holds a tile row and one vector; the kernel has every such line):
+/// on a 2-core AMD EPYC Zen 4 (AVX-512 executed as two 256-bit halves, 32 KiB L1d; 8192^2
+/// floats, Tessera and Eigen interleaved run by run, best of 30, four runs) 2x2 tiles read
+/// 1.06-1.15x Eigen with 512-byte lines against 0.86-1.03x with 1 KiB ones, 16x16 0.91-1.03x
+/// with 256-byte lines against 0.86-0.94x with 512-byte ones, while 4x4 and 8x8 came out
+/// even; 16x16 then read 0.90-0.98x with 512 / 256-byte lines, 0.99-1.11x with 256 / 128 and
+/// 1.04-1.13x with 128 / 64 (three runs each); a Zen 5 core's 2x2 read 1.27-1.33x with 1 KiB
+/// lines. No cache size tells those apart either: tessera::tune_prefetch times the lines.
 /// Measured on a 2-core AMD EPYC Zen 4 (32 KiB L1d, 1 MiB L2, 8192^2 floats, one core, a loop
 /// nest like line_rows'): tile_mean 16x16 17 -> 21.6 GB/s with 512-byte instead of 1 KiB
 /// lines (256 B alike); against no prefetch, two lines ahead into L2: 16x16 22.0 -> 24.3-26.8,
@@ -235,8 +237,8 @@ inline reduce_line tile_reduce_line(const target& t, const graph_node& tr) {
   auto halvable = [&] {
     return l.bytes / 2 >= row_bytes && l.bytes / 2 >= t.tile_reduce.vector_bytes;
   };
-  int halved = 0;  // the kernel has lines of a half and a quarter of the target's
-  for (; halved < 2; ++halved)
+  // The rule: at most a quarter of the target's line.
+  for (int halved = 0; halved < 2; ++halved)
     if (((crowded && l.bytes / 2 >= 64) ||
          (t.l1d_bytes > 0 && rows * std::size_t(l.bytes) > t.l1d_bytes / 3)) &&
         halvable())
@@ -244,7 +246,9 @@ inline reduce_line tile_reduce_line(const target& t, const graph_node& tr) {
     else
       break;
   const int rows_class = tile_rows_class(tr.reduce_tile[0]);
-  if (((t.tile_reduce.half_line_rows >> rows_class) & 1u) && halved < 2 && halvable()) l.bytes /= 2;
+  for (int more = line_halvings_of(t.tile_reduce.line_halvings, rows_class); more > 0 && halvable();
+       --more)
+    l.bytes /= 2;
   const std::size_t step = rows * std::size_t(l.bytes);
   int ahead = 2;
   if (t.row_prefetch_bytes > 0)
