@@ -156,11 +156,11 @@ inline void set_transpose_unaligned(transpose_unaligned s) {
 /// with side about sqrt(2 L2 / 4) (720 with 1 MiB of L2: operand and output 2 MB each, held in
 /// L3), with `quads` and with `halves` (best of 20 each, then 40 alternated rounds: 10-20 ms),
 /// and uses the faster. No margin: where the two are within the noise either is as good, and
-/// a margin for the default made a Zen 4 core's pick a coin flip (12 of 24 calls `quads` with a
-/// 3 % margin, 1 of 24 without), while its 999 x 666 transposes ran 4-18 % faster with `halves`
-/// after other work. Returns the kernel now in use; on a GPU mapping, or in builds where the
-/// choice does not apply (vectors under 32 bytes), returns it without timing anything.
-/// Explicit: nothing calls it implicitly.
+/// a margin for the default made a Zen 4 core's pick a coin flip. The data it times stays in
+/// L2/L3, where that Zen 4 ran `quads` 13-21 % faster once quads stored halves from registers;
+/// from memory (six transposes in rotation) `halves` led by 20-25 %, which this does not see.
+/// Returns the kernel now in use; on a GPU mapping, or in builds where the choice does not
+/// apply (vectors under 32 bytes), returns it untimed. Explicit: nothing calls it implicitly.
 /// \throws what allocating the two arrays throws; the kernel in use before is then kept.
 ///         @pre Kokkos is initialized; not inside a parallel region.
 inline transpose_unaligned tune_transpose_unaligned() {
@@ -282,7 +282,7 @@ inline std::string describe(const prefetch_tuning& p) {
 /// callers' data usually has), on the default execution space (best of 5 each way, then 4
 /// alternated rounds; the sum best of 3, then 4). A choice leaves the rule only where the other
 /// is 5 % faster, 3 % for the sum (closer calls flip from run to run on a busy machine). 2-3 s
-/// with 32 MiB of L3 (2.2-3.0 s on a Zen 4). Returns the
+/// with 32 MiB of L3 (1.9-2.2 s on a Zen 4). Returns the
 /// choices now in use (set_prefetch_tuning); on a GPU mapping, or where no kernel streams
 /// from memory, returns them without timing anything. Measured on a Zen 5 core (native
 /// build): tile_mean 4x4 of 8192^2 floats 0.95-0.97x Eigen with the rule's prefetch, 1.12-1.16x

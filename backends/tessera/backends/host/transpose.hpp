@@ -276,8 +276,8 @@ TESSERA_HOST_FORCEINLINE void transpose_block_quads(const T* in, std::ptrdiff_t 
 /// with vectors of 32 bytes or more: which is faster depends on the core, not on a cache size.
 /// Measured on a 2-core AMD EPYC, 999 x 666 floats: Zen 5 (native AVX-512) 0.93-0.94x OpenBLAS'
 /// somatcopy with `quads`, 0.85-0.87x with `halves`; Zen 4 (AVX-512 executed as two 256-bit
-/// halves) the block walk 114-124 us with `quads`, 92-97 us with `halves` (x86-64-v3 builds
-/// 5-10 % apart the same way). tessera::tune_transpose_unaligned times it.
+/// halves) the block walk 114-124 us with `quads`, 92-97 us with `halves` before quads' store
+/// change, `quads` 13-21 % ahead in L2/L3 after it. tessera::tune_transpose_unaligned times it.
 enum class unaligned_block_store : unsigned char {
   quads,   ///< 4 x 4 transposes, every output row written in 16-byte pieces (the default)
   halves,  ///< 8 x 8 transposes of 32-byte rows, every output row in 32-byte pieces
