@@ -320,10 +320,19 @@ TEST_CASE("unaligned transpose blocks: both kernels, set by hand or by tune_tran
           CHECK(out[std::size_t(B * ldo + shift)] == -7.f);
         }
     }
+  // The setting is the kernel of outputs larger than a core's L2; smaller ones run quads.
+  const std::size_t l2 = std::size_t(backends::host::impl::host_caches().l2);
+  set_transpose_unaligned(transpose_unaligned::halves);
+  CHECK(backends::host::unaligned_store_for(l2, l2) == transpose_unaligned::quads);
+  CHECK(backends::host::unaligned_store_for(l2 + 4, l2) == transpose_unaligned::halves);
+  set_transpose_unaligned(transpose_unaligned::quads);
+  CHECK(backends::host::unaligned_store_for(l2 + 4, l2) == transpose_unaligned::quads);
   // Tier 1 transposes whose output rows do not start on a line (seed 003's shape among them),
-  // edges included, with each kernel: the exact transpose every way.
-  std::vector<std::array<long, 2>> shapes = {{999, 666}, {100, 96}, {96, 100}, {17, 33},
-                                             {16, 17},   {1, 1},    {0, 5}};
+  // edges included, with each kernel set: the exact transpose every way (the kernels differ
+  // for 999 x 666 and for the shape whose output just exceeds L2).
+  std::vector<std::array<long, 2>> shapes = {
+      {999, 666}, {long(l2 / (4 * 333)) + 7, 333}, {100, 96}, {96, 100}, {17, 33}, {16, 17}, {1, 1},
+      {0, 5}};
   for (int i = 0; i < 4; ++i) shapes.push_back({tt::random_size(1, 300), tt::random_size(1, 300)});
   for (const auto& shape : shapes) {
     const long r = shape[0], c = shape[1];
@@ -347,9 +356,9 @@ TEST_CASE("unaligned transpose blocks: both kernels, set by hand or by tune_tran
   const transpose_unaligned pick = tune_transpose_unaligned();
   CHECK(transpose_unaligned_in_use() == pick);
   if (target.thread_per_logical) CHECK(pick == transpose_unaligned::quads);  // nothing timed
-  MESSAGE("tune_transpose_unaligned on this machine: " << (pick == transpose_unaligned::halves
-                                                               ? "halves (32-byte pieces)"
-                                                               : "quads (16-byte pieces)"));
+  MESSAGE("tune_transpose_unaligned on this machine: "
+          << std::string(pick == transpose_unaligned::halves ? "halves (32-byte pieces)"
+                                                             : "quads (16-byte pieces)"));
   M ea = tt::random_matrix<float>(999, 666);
   array<float, 2> A = from_eigen(ea), T(666, 999);
   T = transpose(A);

@@ -152,16 +152,21 @@ inline transpose_unaligned transpose_unaligned_in_use() {
 inline void set_transpose_unaligned(transpose_unaligned s) {
   backends::host::transpose_unaligned_setting().store(s);
 }
-/// Times a float transpose whose output rows do not start on a line, (side + 1) x side floats
-/// with side about sqrt(2 L2 / 4) (720 with 1 MiB of L2: operand and output 2 MB each, held in
-/// L3), with `quads` and with `halves` (best of 20 each, then 40 alternated rounds: 10-20 ms),
-/// and uses the faster. No margin: where the two are within the noise either is as good, and
-/// a margin for the default made a Zen 4 core's pick a coin flip. The data it times stays in
-/// L2/L3, where that Zen 4 ran `quads` 13-21 % faster once quads stored halves from registers;
-/// from memory (six transposes in rotation) `halves` led by 20-25 %, which this does not see.
-/// Returns the kernel now in use; on a GPU mapping, or in builds where the choice does not
-/// apply (vectors under 32 bytes), returns it untimed. Explicit: nothing calls it implicitly.
-/// \throws what allocating the two arrays throws; the kernel in use before is then kept.
+/// Times a float transpose whose output rows do not start on a line and whose output is larger
+/// than a core's L2 (the transposes the choice applies to: backends::host::unaligned_store_for),
+/// (side + 1) x side floats with side about sqrt(2 L2 / 4) (720 with 1 MiB of L2: operand and
+/// output 2 MB each), with `quads` and with `halves`, and uses the faster. Each run writes the
+/// next of enough outputs that about 1.5 times the last-level cache (at most 64 outputs) is
+/// written between two runs into one: its lines come from memory, as those of a transpose's
+/// output mostly do. Repeated into one output held in L2/L3, a Zen 4 core ran `quads` 13-21 %
+/// faster; with the output's lines from memory `halves` 15-30 % faster (999 x 666 floats), and
+/// the transposes this applies to write more than L2 holds. Best of 10 each, then 20 alternated
+/// rounds: 35-54 ms on a Zen 4 core with 32 MiB of L3 (26 outputs of 2 MB, first touched once),
+/// which picked `halves` in 22 calls of 23. No margin: where the two are within the noise either
+/// is as good. Returns the kernel now in use; on a GPU mapping, or in builds where the choice
+/// does not apply (vectors under 32 bytes), returns it untimed. Explicit: nothing calls it
+/// implicitly.
+/// \throws what allocating the arrays throws; the kernel in use before is then kept.
 ///         @pre Kokkos is initialized; not inside a parallel region.
 inline transpose_unaligned tune_transpose_unaligned() {
   const codegen::target target = backends::backend<execution_space>::make_target();
@@ -174,8 +179,15 @@ inline transpose_unaligned tune_transpose_unaligned() {
   const std::size_t l2 = target.l2_bytes > 0 ? target.l2_bytes : std::size_t(1) << 20;
   const index_type side =
       std::max<index_type>(index_type(std::sqrt(2.0 * double(l2) / sizeof(float))) / 16 * 16, 16);
-  array<float, 2> a(side + 1, side), t(side, side + 1);
+  const std::size_t out_bytes = std::size_t(side) * std::size_t(side + 1) * sizeof(float);
+  const std::size_t llc = std::max(backends::host::impl::memory_resident_min_bytes(), l2);
+  const std::size_t outputs = std::min<std::size_t>(64, 3 * llc / 2 / out_bytes + 2);
+  array<float, 2> a(side + 1, side);
   a = 1.f;
+  std::vector<array<float, 2>> t;
+  t.reserve(outputs);
+  for (std::size_t k = 0; k < outputs; ++k) t.emplace_back(side, side + 1);
+  std::size_t next = 0;
   struct restore {
     transpose_unaligned before = transpose_unaligned_in_use();
     bool done = false;
@@ -185,7 +197,12 @@ inline transpose_unaligned tune_transpose_unaligned() {
   } guard;
   const auto [quads, halves] = impl::best_seconds_of_two(
       transpose_unaligned::quads, transpose_unaligned::halves,
-      [](transpose_unaligned s) { set_transpose_unaligned(s); }, [&] { t = transpose(a); }, 20, 40);
+      [](transpose_unaligned s) { set_transpose_unaligned(s); },
+      [&] {
+        t[next] = transpose(a);
+        next = (next + 1) % outputs;
+      },
+      10, 20);
   const transpose_unaligned pick =
       halves < quads ? transpose_unaligned::halves : transpose_unaligned::quads;
   set_transpose_unaligned(pick);

@@ -277,18 +277,30 @@ TESSERA_HOST_FORCEINLINE void transpose_block_quads(const T* in, std::ptrdiff_t 
 /// Measured on a 2-core AMD EPYC, 999 x 666 floats: Zen 5 (native AVX-512) 0.93-0.94x OpenBLAS'
 /// somatcopy with `quads`, 0.85-0.87x with `halves`; Zen 4 (AVX-512 executed as two 256-bit
 /// halves) the block walk 114-124 us with `quads`, 92-97 us with `halves` before quads' store
-/// change, `quads` 13-21 % ahead in L2/L3 after it. tessera::tune_transpose_unaligned times it.
+/// change; after it `quads` 13-21 % ahead with the output in L2/L3 (written again and again),
+/// `halves` 15-30 % ahead with the output's lines coming from memory (unaligned_store_for:
+/// outputs larger than L2 use the kernel tessera::tune_transpose_unaligned times there).
 enum class unaligned_block_store : unsigned char {
   quads,   ///< 4 x 4 transposes, every output row written in 16-byte pieces (the default)
   halves,  ///< 8 x 8 transposes of 32-byte rows, every output row in 32-byte pieces
 };
 
 /// How CPU transposes launched from now on write blocks of 4-byte elements whose output rows do
-/// not start on a cache line (unaligned_block_store; quads until tessera::set_transpose_unaligned
-/// changes it). Read once per launch; thread-safe; the values are the same either way.
+/// not start on a cache line, where the output is larger than a core's L2 (unaligned_store_for;
+/// quads until tessera::set_transpose_unaligned changes it). Read once per launch; thread-safe;
+/// the values are the same either way.
 inline std::atomic<unaligned_block_store>& transpose_unaligned_setting() {
   static std::atomic<unaligned_block_store> setting{unaligned_block_store::quads};
   return setting;
+}
+
+/// The kernel of a transpose writing `out_bytes` for its blocks whose output rows do not start
+/// on a line: outputs of at most `l2_bytes` (a core's L2), in L2 while they are written, through
+/// quads (on a Zen 4 core 10-18 % faster than halves from 100 x 96 to 300 x 200 floats, tied at
+/// 400 x 333); larger ones through transpose_unaligned_setting(), the kernel
+/// tessera::tune_transpose_unaligned times on outputs written from memory.
+inline unaligned_block_store unaligned_store_for(std::size_t out_bytes, std::size_t l2_bytes) {
+  return out_bytes > l2_bytes ? transpose_unaligned_setting().load() : unaligned_block_store::quads;
 }
 
 /// True when every row of a block's output starts on a 64-byte line: `out` 64-byte aligned and
