@@ -13,6 +13,7 @@
 #include <iterator>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "test_util.hpp"
@@ -35,6 +36,26 @@ std::vector<T> random_data(index_type n) {
 template <class T, int N>
 array<T, N> make_array(const extent<N>& e, const std::vector<T>& v) {
   return array<T, N>(e, v.begin(), v.end());
+}
+
+/// Rank-2 operands of the expression folds' checks: a, b float and c, d double, of one extent,
+/// random values drawn in that order (test_reduce_expr_rank2.cpp, test_reduce_expr_sections.cpp).
+struct rank2_operands {
+  array<float, 2> a, b;
+  array<double, 2> c, d;
+};
+inline rank2_operands random_rank2_operands(const extent<2>& x) {
+  const long n = x.size();
+  auto a = make_array(x, random_data<float>(n));
+  auto b = make_array(x, random_data<float>(n));
+  auto c = make_array(x, random_data<double>(n));
+  auto d = make_array(x, random_data<double>(n));
+  return {std::move(a), std::move(b), std::move(c), std::move(d)};
+}
+/// The (rows, cols) those checks run on: single elements, rows shorter and longer than the
+/// lanes and blocks, one row block of many.
+inline std::vector<std::pair<long, long>> expression_rank2_shapes() {
+  return {{1, 1}, {5, 3}, {33, 17}, {7, 257}, {64, 64}, {3, 1000}, {300, 301}};
 }
 
 struct reference {
