@@ -148,9 +148,15 @@ struct kernels {
   /// `ahead` elements further on into L2 (a fold from memory: kernel_plan::
   /// reduce_prefetch_bytes); the sums are the same. Here and in block_fold_two_sum and op_fold,
   /// p is a pointer or a simd::element_source (an expression computed where it is read, W
-  /// elements per load: reduce/fold.hpp's flat_source), read alike.
+  /// elements per load: reduce/fold.hpp's flat_source), read alike. Each variant below is the
+  /// whole fold, inlined, so only those a call can take are compiled: prefetching where
+  /// MayPrefetch (the caller's run is in an operand's memory: not a buffer or an expression),
+  /// from memory where MayReadMemory (not a buffer) and the tree differs in cache
+  /// (tree_on_fma_in_cache). Three per call had made the reductions of expressions in a unit of
+  /// test_reduce 1.6x their code at -O0 (clang 14, x86-64) and 2.7x their compile time with
+  /// g++ 12 -O2 -march=native (92 s against 35).
   /// \tparam K power of two  \tparam L lanes, a multiple of the target's lanes of A
-  template <int K, int L, class P, class A>
+  template <int K, int L, bool MayPrefetch = true, bool MayReadMemory = true, class P, class A>
   requires(simd::bytes > 0 && std::is_arithmetic_v<simd::element_t<P>> && std::is_arithmetic_v<A> &&
            simd::lanes<A> > 1 &&
            L % simd::lanes<A> == 0) TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE
@@ -158,13 +164,19 @@ struct kernels {
                              bool from_memory = false) {
     constexpr int W = simd::lanes<A>;
     constexpr auto regs = std::make_index_sequence<L / W>{};
-    if (ahead > 0)
-      block_fold_regs<K, L, W, true, false>(p, n, acc, ahead, regs);
-    else if (from_memory)
-      block_fold_regs<K, L, W, false, false>(p, n, acc, 0, regs);
-    else
-      block_fold_regs<K, L, W, false, true>(p, n, acc, 0, regs);
+    if constexpr (MayPrefetch && !simd::element_source<P>)
+      if (ahead > 0) return block_fold_regs<K, L, W, true, false>(p, n, acc, ahead, regs);
+    if constexpr (MayReadMemory && tree_on_fma_in_cache<K, L, W, simd::element_t<P>>)
+      if (from_memory) return block_fold_regs<K, L, W, false, false>(p, n, acc, 0, regs);
+    block_fold_regs<K, L, W, false, true>(p, n, acc, 0, regs);
   }
+  /// Whether block_fold_regs runs its tree on the multiply-add units when its input is in
+  /// cache (below); where it does not, a fold from memory is the same code, not a variant.
+  template <int K, int L, int W, class T>
+  static constexpr bool tree_on_fma_in_cache =
+      simd::adds_on_fma && (simd::bytes < 64) && (simd::lanes<T> > 1) &&
+      (L % simd::lanes<T> == 0) &&
+      tree_fits<K, (simd::lanes<T> > 1 ? L / simd::lanes<T> : 1), L / W>;
   template <int K, int L, int W, bool Prefetch, bool FromCache, class P, class A, std::size_t... R>
   TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void block_fold_regs(
       const P& q, index_type n, A* acc, index_type ahead, std::index_sequence<R...>) {
@@ -181,9 +193,7 @@ struct kernels {
     // 2^28 floats at 33-34.5 GB/s that way and 36-37.7 on the adders (Eigen 37-38).
     constexpr int WT = simd::lanes<T>;
     using TV = simd::vec<T, WT>;
-    constexpr bool tree_on_fma = FromCache && simd::adds_on_fma && simd::bytes < 64 && WT > 1 &&
-                                 L % WT == 0 &&
-                                 tree_fits<K, (WT > 1 ? L / WT : 1), int(sizeof...(R))>;
+    constexpr bool tree_on_fma = FromCache && tree_on_fma_in_cache<K, L, W, T>;
     const TV one = simd::opaque_one<TV>();
     using XV = simd::vec<T, W>;  // the elements of one accumulator register
     const index_type groups = n / (K * L), runs = n % (K * L) / L;
@@ -224,8 +234,9 @@ struct kernels {
   /// 48 GB/s against Eigen's 117 on a Zen 4 core). With ahead > 0 each block first prefetches its
   /// cache lines `ahead` elements on. The blocks are read in address order whether or not the input
   /// comes from memory: from_memory (kernel_plan::reduce_from_memory) is accepted and ignored.
+  /// MayPrefetch false: ahead is 0, as in block_fold.
   /// \tparam K power of two  \tparam L lanes, a multiple of the target's lanes of T
-  template <int K, int L, class P, class T = simd::element_t<P>>
+  template <int K, int L, bool MayPrefetch = true, class P, class T = simd::element_t<P>>
   requires(simd::bytes > 0 && std::is_floating_point_v<T> && simd::lanes<T> > 1 &&
            L % simd::lanes<T> == 0) TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE
       static void block_fold_two_sum(const P& p, index_type n, T* s, T* c, index_type ahead = 0,
@@ -233,10 +244,9 @@ struct kernels {
     (void)from_memory;
     constexpr int W = simd::lanes<T>;
     constexpr auto regs = std::make_index_sequence<L / W>{};
-    if (ahead > 0)
-      two_sum_regs<K, L, W, true>(p, n, s, c, ahead, regs);
-    else
-      two_sum_regs<K, L, W, false>(p, n, s, c, 0, regs);
+    if constexpr (MayPrefetch && !simd::element_source<P>)
+      if (ahead > 0) return two_sum_regs<K, L, W, true>(p, n, s, c, ahead, regs);
+    two_sum_regs<K, L, W, false>(p, n, s, c, 0, regs);
   }
   template <int K, int L, int W, bool Prefetch, class P, class T, std::size_t... R>
   TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void two_sum_regs(

@@ -559,25 +559,27 @@ struct chunk_folder {
     // the same steps in the same order, so the same bits.
     constexpr int K = Rule::block > 1 ? Rule::block : 1;
     constexpr index_type G = index_type(K) * L;
-    auto buffered = [](const auto& get) {
-      return std::is_same_v<std::decay_t<decltype(get)>, buffer_run<value_type>>;
-    };
     // Runs in the operand's memory prefetch as the plan says; buffers are in cache, and the
-    // operands of an expression read by flat index are the hardware prefetchers'.
-    auto ahead = [&](const auto& get) {
-      return std::is_same_v<std::decay_t<decltype(get)>, contiguous_run<value_type>> ? prefetch : 0;
-    };
+    // operands of an expression read by flat index are the hardware prefetchers'. Both are
+    // known from the run's type, so the backends' folds compile only the variants a run can
+    // take (MayPrefetch: a run in the operand's memory; MayReadMemory: not a buffer).
     if constexpr (lane_add_rule<Rule> && has_block_fold<Space, value_type, acc_type, K, L>) {
       for_each_piece<G, true, true>(start, hi, [&](const auto& get, index_type j0, index_type cnt) {
-        backend<Space>::template block_fold<K, L>(get.data() + j0, cnt, lanes.a, ahead(get),
-                                                  from_memory && !buffered(get));
+        using run_type = std::decay_t<decltype(get)>;
+        constexpr bool in_place = std::is_same_v<run_type, contiguous_run<value_type>>;
+        constexpr bool memory = !std::is_same_v<run_type, buffer_run<value_type>>;
+        backend<Space>::template block_fold<K, L, in_place, memory>(
+            get.data() + j0, cnt, lanes.a, in_place ? prefetch : 0, from_memory && memory);
       });
       return lanes.combine(rule);
     } else if constexpr (two_sum_lanes_rule<Rule> &&
                          has_block_fold_two_sum<Space, value_type, K, L>) {
       for_each_piece<G, true, true>(start, hi, [&](const auto& get, index_type j0, index_type cnt) {
-        backend<Space>::template block_fold_two_sum<K, L>(
-            get.data() + j0, cnt, lanes.s, lanes.c, ahead(get), from_memory && !buffered(get));
+        using run_type = std::decay_t<decltype(get)>;
+        constexpr bool in_place = std::is_same_v<run_type, contiguous_run<value_type>>;
+        constexpr bool memory = !std::is_same_v<run_type, buffer_run<value_type>>;
+        backend<Space>::template block_fold_two_sum<K, L, in_place>(
+            get.data() + j0, cnt, lanes.s, lanes.c, in_place ? prefetch : 0, from_memory && memory);
       });
       return lanes.combine(rule);
     }
@@ -596,6 +598,9 @@ struct chunk_folder {
     // which keeps the hardware prefetchers streaming).
     constexpr bool vector_blocks =
         Rule::block > 1 && is_raw_operand<E> && has_block_sums<Space, value_type, K, L>;
+    auto ahead = [&](const auto& get) {
+      return std::is_same_v<std::decay_t<decltype(get)>, contiguous_run<value_type>> ? prefetch : 0;
+    };
     // One stream, the groups in order (the order of the backend's vector folds), at every rank:
     // every operand then folds to the bits of a rank-1 array of the same elements. (Four
     // interleaved streams read 2^16 floats from L2 faster here: a max of an expression 1.5 us
