@@ -283,6 +283,18 @@ TEST_CASE(
   CHECK(k.tile == std::vector<std::int64_t>{16, 256});
   t.transpose.cached_row_bytes = 1024;
   t.transpose.cached_tile_rows = 64;
+  // A last tile narrower than a block is avoided where a side up to half as large leaves none:
+  // output 257 x 259 (64 rows leave 1, 48 leave 17; 256 columns leave 3, 240 leave 19).
+  array<float, 2> S(259, 257);
+  k = codegen::lower(codegen::build_graph(transpose(S)), t).plan.kernels.at(0);
+  CHECK(k.tile == std::vector<std::int64_t>{48, 240});
+  CHECK(k.tiles == std::vector<std::int64_t>{6, 2});
+  CHECK(codegen::edge_fitted_tile(1030, 256, 16) == 240);  // 6 left by 256, 70 by 240
+  CHECK(codegen::edge_fitted_tile(300, 256, 16) == 256);   // 44 left: kept
+  CHECK(codegen::edge_fitted_tile(512, 256, 16) == 256);   // whole tiles
+  CHECK(codegen::edge_fitted_tile(100, 256, 16) == 256);   // one tile
+  CHECK(codegen::edge_fitted_tile(200, 64, 16) == 64);     // 8 left by 64, 48 and 32: kept
+  CHECK(codegen::edge_fitted_tile(17, 16, 16) == 16);      // nothing smaller than a block
   // A schedule's tile is kept; a streamed output keeps the target's tile.
   k = codegen::lower(codegen::build_graph(transpose(A).tile<32, 48>()), t).plan.kernels.at(0);
   CHECK(k.tile == std::vector<std::int64_t>{32, 48});
