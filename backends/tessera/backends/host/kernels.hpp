@@ -745,9 +745,10 @@ struct kernels {
                   // (a tile of at least B x B), its elements outside this block are ones this
                   // member writes in the tile's other blocks, with the same values, so it is
                   // written whole, as full blocks are; else only this block's elements are
-                  // written (lane by lane where a row is partial). On a Zen 4 core (x86-64-v3,
-                  // floats in L2, one call, best of 1,000), a 259 x 257 transpose spent 18 % of
-                  // its time in its 33 edge blocks of 290, written element by element.
+                  // written (lane by lane where a row is partial; tiles narrower than a block,
+                  // which codegen::edge_fitted_tile keeps out of default plans). On a Zen 4 core
+                  // (x86-64-v3, floats, best of 200, alternated with the element-wise edges) a
+                  // 999 x 666 transpose took 99.5-101 us instead of 106-109.
                   const index_type si = c.oi + bi - B, sj = c.oj + bj - B;
                   if (ni >= B && nj >= B)
                     transpose_blocks(plain + sj * plain_ld + si, plain_ld, dst(si, sj), ldd, 1,
