@@ -293,13 +293,15 @@ TEST_CASE("transpose staging: set_transpose_staging and tune_transpose choose ho
 #endif
 
 #if defined(KOKKOS_ENABLE_SERIAL) || defined(KOKKOS_ENABLE_OPENMP)
-TEST_CASE("unaligned transpose blocks: both kernels, set by hand or by tune_transpose_unaligned") {
+TEST_CASE("unaligned transpose blocks: every kernel, set by hand or by tune_transpose_unaligned") {
   using backends::host::transpose_block_size;
   CHECK(transpose_unaligned_in_use() == transpose_unaligned::quads);
-  const auto kernels = {transpose_unaligned::quads, transpose_unaligned::halves};
+  const auto kernels = {transpose_unaligned::quads, transpose_unaligned::halves,
+                        transpose_unaligned::halves_prefetched};
   // The block walk itself, with output row strides of every remainder modulo a line (and
-  // whole lines), each output starting off a line too: both kernels write the exact transpose
-  // of every block and nothing else (the guard elements stay as they were).
+  // whole lines), each output starting off a line too: every kernel writes the exact transpose
+  // of every block and nothing else (the guard elements stay as they were; halves_prefetched
+  // asks for lines past the output's end, which only a prefetch may).
   constexpr int B = transpose_block_size;
   for (const long count : {1L, 3L})
     for (const long ldo : {long(B) * count, B * count + 1, B * count + 4, B * count + 15,
@@ -330,8 +332,13 @@ TEST_CASE("unaligned transpose blocks: both kernels, set by hand or by tune_tran
   set_transpose_unaligned(transpose_unaligned::halves);
   CHECK(backends::host::unaligned_store_for(l2, l2) == transpose_unaligned::quads);
   CHECK(backends::host::unaligned_store_for(l2 + 4, l2) == transpose_unaligned::halves);
+  set_transpose_unaligned(transpose_unaligned::halves_prefetched);
+  CHECK(backends::host::unaligned_store_for(l2, l2) == transpose_unaligned::quads);
+  CHECK(backends::host::unaligned_store_for(l2 + 4, l2) == transpose_unaligned::halves_prefetched);
   set_transpose_unaligned(transpose_unaligned::quads);
   CHECK(backends::host::unaligned_store_for(l2 + 4, l2) == transpose_unaligned::quads);
+  CHECK(std::string(backends::host::to_string(transpose_unaligned::halves_prefetched)) ==
+        "halves, output lines prefetched");
   // Tier 1 transposes whose output rows do not start on a line (seed 003's shape among them),
   // edges included, with each kernel set: the exact transpose every way (the kernels differ
   // for 999 x 666 and for the shape whose output just exceeds L2).
@@ -361,9 +368,8 @@ TEST_CASE("unaligned transpose blocks: both kernels, set by hand or by tune_tran
   const transpose_unaligned pick = tune_transpose_unaligned();
   CHECK(transpose_unaligned_in_use() == pick);
   if (target.thread_per_logical) CHECK(pick == transpose_unaligned::quads);  // nothing timed
-  MESSAGE("tune_transpose_unaligned on this machine: "
-          << std::string(pick == transpose_unaligned::halves ? "halves (32-byte pieces)"
-                                                             : "quads (16-byte pieces)"));
+  MESSAGE(
+      "tune_transpose_unaligned on this machine: " << std::string(backends::host::to_string(pick)));
   M ea = tt::random_matrix<float>(999, 666);
   array<float, 2> A = from_eigen(ea), T(666, 999);
   T = transpose(A);

@@ -53,7 +53,8 @@ struct options {
   std::string only, contender;  // contender: run one contender only (child process mode)
   bool tune = true;             // time Tessera's prefetch and transpose choices first
   std::string prefetch;         // child process mode: the parent's choices (prefetch_arg)
-  std::string unaligned;        // child process mode: the parent's transpose blocks (quads, halves)
+  std::string unaligned;        // child process mode: the parent's transpose blocks (quads, halves,
+                                // halves-prefetched)
 };
 
 /// The prefetch choices as one command-line word for a child process: a 0/1 per tile_reduce
@@ -876,26 +877,35 @@ inline void unbind_this_thread() {
   (void)sched_setaffinity(0, sizeof all, &all);
 }
 
+/// The kernels tessera::tune_transpose_unaligned chooses among, and each one's --unaligned
+/// argument (how a child process is told the parent's choice).
+inline constexpr tessera::transpose_unaligned unaligned_kernels[] = {
+    tessera::transpose_unaligned::quads, tessera::transpose_unaligned::halves,
+    tessera::transpose_unaligned::halves_prefetched};
+inline const char* unaligned_arg(tessera::transpose_unaligned k) {
+  return k == tessera::transpose_unaligned::halves              ? "halves"
+         : k == tessera::transpose_unaligned::halves_prefetched ? "halves-prefetched"
+                                                                : "quads";
+}
+
 /// Runs this program again as a child (`--only W --contender C`) and reads its one result line.
 inline std::pair<double, double> time_in_child(const options& o, const std::string& workload,
                                                const std::string& who) {
-  std::vector<std::string> args = {
-      "/proc/self/exe",
-      "--threads",
-      std::to_string(o.threads),
-      "--reps",
-      std::to_string(o.reps),
-      "--scale",
-      std::to_string(o.scale),
-      "--only",
-      workload,
-      "--contender",
-      who,
-      "--prefetch",
-      prefetch_arg(tessera::prefetch_tuning_in_use()),
-      "--unaligned",
-      tessera::transpose_unaligned_in_use() == tessera::transpose_unaligned::halves ? "halves"
-                                                                                    : "quads"};
+  std::vector<std::string> args = {"/proc/self/exe",
+                                   "--threads",
+                                   std::to_string(o.threads),
+                                   "--reps",
+                                   std::to_string(o.reps),
+                                   "--scale",
+                                   std::to_string(o.scale),
+                                   "--only",
+                                   workload,
+                                   "--contender",
+                                   who,
+                                   "--prefetch",
+                                   prefetch_arg(tessera::prefetch_tuning_in_use()),
+                                   "--unaligned",
+                                   unaligned_arg(tessera::transpose_unaligned_in_use())};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -960,9 +970,10 @@ inline int run(const options& o) {
                 o.threads);
   }
   if (child && !o.prefetch.empty()) tessera::set_prefetch_tuning(parse_prefetch_arg(o.prefetch));
-  if (child && !o.unaligned.empty())
-    tessera::set_transpose_unaligned(o.unaligned == "halves" ? tessera::transpose_unaligned::halves
-                                                             : tessera::transpose_unaligned::quads);
+  if (child && !o.unaligned.empty()) {
+    for (const auto k : unaligned_kernels)
+      if (o.unaligned == unaligned_arg(k)) tessera::set_transpose_unaligned(k);
+  }
   if (!child && o.tune &&
       !tessera::backends::backend<tessera::execution_space>::make_target().thread_per_logical) {
     // Whether a software prefetch helps Tessera's streaming kernels depends on the core's
@@ -975,11 +986,11 @@ inline int run(const options& o) {
     // And how blocks whose output rows do not start on a line are written (16- or 32-byte
     // pieces): which is faster depends on the core.
     t.reset();
-    const bool halves = tessera::tune_transpose_unaligned() == tessera::transpose_unaligned::halves;
+    const tessera::transpose_unaligned u = tessera::tune_transpose_unaligned();
     std::printf(
         "Tessera unaligned transpose blocks (tessera::tune_transpose_unaligned, %.0f ms): "
         "%s\n",
-        t.seconds() * 1e3, halves ? "32-byte pieces" : "16-byte pieces");
+        t.seconds() * 1e3, tessera::backends::host::to_string(u));
   }
   openblas_set_num_threads(o.threads);
   // This program is built with OpenMP (for the threaded limits and C loops), so Eigen's gemm
@@ -1072,7 +1083,7 @@ int main(int argc, char** argv) {
   app.add_option("--prefetch", o.prefetch, "(internal) Tessera's prefetch choices, as tuned");
   app.add_option("--unaligned", o.unaligned,
                  "(internal) Tessera's unaligned transpose blocks, as tuned")
-      ->check(CLI::IsMember({"quads", "halves"}));
+      ->check(CLI::IsMember({"quads", "halves", "halves-prefetched"}));
   app.add_flag("!--no-tune", o.tune,
                "keep Tessera's default prefetch and transpose choices (by default they are "
                "first timed on this machine with tessera::tune_prefetch and "

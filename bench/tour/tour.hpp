@@ -285,11 +285,12 @@ inline int run_all(const options& opt) {
     std::printf("prefetch (tessera::tune_prefetch, %.1f s): %s\n", t.seconds(),
                 tessera::describe(p).c_str());
     // Blocks of transposes whose output rows do not start on a line (seed 003's 999 x 666):
-    // 16- or 32-byte pieces, whichever this core writes faster.
+    // 16- or 32-byte pieces, the output's lines prefetched or not, whichever this core writes
+    // faster.
     t.reset();
-    const bool halves = tessera::tune_transpose_unaligned() == tessera::transpose_unaligned::halves;
+    const tessera::transpose_unaligned u = tessera::tune_transpose_unaligned();
     std::printf("unaligned transpose blocks (tessera::tune_transpose_unaligned, %.0f ms): %s\n",
-                t.seconds() * 1e3, halves ? "32-byte pieces" : "16-byte pieces");
+                t.seconds() * 1e3, tessera::backends::host::to_string(u));
   }
 #endif
   std::vector<result> rs;

@@ -31,15 +31,15 @@
 namespace tessera {
 
 namespace impl {
-/// The timing protocol of the explicit tunings: `use(a)` then run() once (warm-up: plans,
-/// first touch), the best of `first` runs under a and under b, then `rounds` alternated runs
-/// of each, so that drifting machine load hits both alike. Returns the best seconds under a
-/// and under b; `use` is left at b.
-template <class C, class Use, class Run>
-std::pair<double, double> best_seconds_of_two(const C& a, const C& b, const Use& use,
-                                              const Run& run, int first, int rounds) {
-  auto best_of = [&](const C& c, int reps) {
-    use(c);
+/// The timing protocol of the explicit tunings: `use(c[0])` then run() once (warm-up: plans,
+/// first touch), the best of `first` runs under each choice c[i] in turn, then `rounds`
+/// rounds of one run under each, so that drifting machine load hits all alike. Returns the
+/// best seconds under each choice, in c's order; `use` is left at the last.
+template <class C, std::size_t K, class Use, class Run>
+std::array<double, K> best_seconds_of(const std::array<C, K>& c, const Use& use, const Run& run,
+                                      int first, int rounds) {
+  auto best_of = [&](const C& choice, int reps) {
+    use(choice);
     double best = 1e300;
     for (int r = 0; r < reps; ++r) {
       Kokkos::Timer timer;
@@ -49,13 +49,19 @@ std::pair<double, double> best_seconds_of_two(const C& a, const C& b, const Use&
     }
     return best;
   };
-  (void)best_of(a, 1);
-  double ta = best_of(a, first), tb = best_of(b, first);
-  for (int r = 0; r < rounds; ++r) {
-    ta = std::min(ta, best_of(a, 1));
-    tb = std::min(tb, best_of(b, 1));
-  }
-  return {ta, tb};
+  (void)best_of(c[0], 1);
+  std::array<double, K> t;
+  for (std::size_t i = 0; i < K; ++i) t[i] = best_of(c[i], first);
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t i = 0; i < K; ++i) t[i] = std::min(t[i], best_of(c[i], 1));
+  return t;
+}
+/// best_seconds_of for two choices a and b: the best seconds under a and under b.
+template <class C, class Use, class Run>
+std::pair<double, double> best_seconds_of_two(const C& a, const C& b, const Use& use,
+                                              const Run& run, int first, int rounds) {
+  const auto t = best_seconds_of(std::array<C, 2>{a, b}, use, run, first, rounds);
+  return {t[0], t[1]};
 }
 }  // namespace impl
 
@@ -138,10 +144,11 @@ transpose_staging tune_transpose() {
 
 /// How CPU transposes of 4-byte elements write 16 x 16 blocks whose output rows do not start on
 /// a cache line (an output row stride that is not whole 64-byte lines, e.g. 999 x 666 floats):
-/// `quads` (4 x 4 transposes, 16-byte pieces; the default) or `halves` (8 x 8 transposes,
-/// 32-byte pieces), in builds with vectors of 32 bytes or more (elsewhere neither applies).
-/// The values are the same either way; which is faster depends on the core
-/// (backends/host/transpose.hpp has the figures).
+/// `quads` (4 x 4 transposes, 16-byte pieces; the default), `halves` (8 x 8 transposes,
+/// 32-byte pieces) or `halves_prefetched` (halves, each block's output lines prefetched for
+/// writing two blocks ahead), in builds with vectors of 32 bytes or more (elsewhere none
+/// applies). The values are the same every way; which is faster depends on the core and on
+/// where the output's lines are (backends/host/transpose.hpp has the figures).
 using transpose_unaligned = backends::host::unaligned_block_store;
 
 /// The kernel later CPU transposes use for blocks whose output rows do not start on a line.
@@ -155,15 +162,18 @@ inline void set_transpose_unaligned(transpose_unaligned s) {
 /// Times a float transpose whose output rows do not start on a line and whose output is larger
 /// than a core's L2 (the transposes the choice applies to: backends::host::unaligned_store_for),
 /// (side + 1) x side floats with side about sqrt(2 L2 / 4) (720 with 1 MiB of L2: operand and
-/// output 2 MB each), with `quads` and with `halves`, and uses the faster. Each run writes the
+/// output 2 MB each), with `quads`, `halves` and `halves_prefetched`, and uses the fastest.
+/// Each run writes the
 /// next of enough outputs that about 1.5 times the last-level cache (at most 64 outputs) is
 /// written between two runs into one: its lines come from memory, as those of a transpose's
 /// output mostly do. Repeated into one output held in L2/L3, a Zen 4 core ran `quads` 13-21 %
 /// faster; with the output's lines from memory `halves` 15-30 % faster (999 x 666 floats), and
-/// the transposes this applies to write more than L2 holds. Best of 10 each, then 20 alternated
-/// rounds: 35-54 ms on a Zen 4 core with 32 MiB of L3 (26 outputs of 2 MB, first touched once),
-/// which picked `halves` in 22 calls of 23. No margin: where the two are within the noise either
-/// is as good. Returns the kernel now in use; on a GPU mapping, or in builds where the choice
+/// the transposes this applies to write more than L2 holds; `halves_prefetched` was 1.2-1.5x
+/// `halves` there at x86-64-v3 (transpose.hpp). Best of 10 each, then 20 alternated rounds:
+/// 35-54 ms for two kernels on a Zen 4 core with 32 MiB of L3 (26 outputs of 2 MB, first
+/// touched once), which picked `halves` over `quads` in 22 calls of 23. No margin: where two are
+/// within the noise either is as good. Returns the kernel now in use; on a GPU mapping, or in
+/// builds where the choice
 /// does not apply (vectors under 32 bytes), returns it untimed. Explicit: nothing calls it
 /// implicitly.
 /// \throws what allocating the arrays throws; the kernel in use before is then kept.
@@ -195,16 +205,18 @@ inline transpose_unaligned tune_transpose_unaligned() {
       if (!done) set_transpose_unaligned(before);
     }
   } guard;
-  const auto [quads, halves] = impl::best_seconds_of_two(
-      transpose_unaligned::quads, transpose_unaligned::halves,
-      [](transpose_unaligned s) { set_transpose_unaligned(s); },
+  constexpr std::array<transpose_unaligned, 3> kernels{transpose_unaligned::quads,
+                                                       transpose_unaligned::halves,
+                                                       transpose_unaligned::halves_prefetched};
+  const auto seconds = impl::best_seconds_of(
+      kernels, [](transpose_unaligned s) { set_transpose_unaligned(s); },
       [&] {
         t[next] = transpose(a);
         next = (next + 1) % outputs;
       },
       10, 20);
   const transpose_unaligned pick =
-      halves < quads ? transpose_unaligned::halves : transpose_unaligned::quads;
+      kernels[std::size_t(std::min_element(seconds.begin(), seconds.end()) - seconds.begin())];
   set_transpose_unaligned(pick);
   guard.done = true;
   return pick;
