@@ -406,6 +406,43 @@ TEST_CASE("GPU launchers accept the GPU target's plans and name the kernel on a 
   CHECK_THROWS_AS(backends::impl::check_plan(k, blocked_d::shape()), plan_error);
 }
 
+// Whole-array reductions keep the last plan per thread (Space, element type, rule, mode): a
+// repeated reduction of one size reuses it, another size or a new target generation plans
+// again, and a plan whose chunk is not the compiled fold's is refused by name.
+TEST_CASE("reduction plans: cached per size and target generation; a wrong chunk is refused") {
+  using S = execution_space;
+  using rule = backends::impl::sum_rule_t<float>;
+  const auto& exec = tessera::impl::default_instance();
+  const auto& a = backends::impl::reduction_plan<S, float, rule>(exec, "sum", 1000, false);
+  const std::string name = a.name;
+  CHECK(tt::has(name, "1000 float elements"));
+  const auto& b = backends::impl::reduction_plan<S, float, rule>(exec, "sum", 1000, false);
+  CHECK(&a == &b);
+  CHECK(b.name == name);
+  const auto& c = backends::impl::reduction_plan<S, float, rule>(exec, "sum", 1001, false);
+  CHECK(tt::has(c.name, "1001 float elements"));
+  ++codegen::target_generation();
+  const auto& d = backends::impl::reduction_plan<S, float, rule>(exec, "sum", 1001, false);
+  CHECK(tt::has(d.name, "1001 float elements"));
+  const auto& e = backends::impl::reduction_plan<S, float, rule>(exec, "sum", 1001, true);
+  CHECK(tt::has(e.name, "(reproducible)"));
+  constexpr index_type chunk = backends::impl::reproducible_chunk_elements<S>;
+  CHECK(e.reduce_chunk == chunk);
+  CHECK_NOTHROW(backends::impl::check_reduction_plan<S>(e, chunk));
+  auto wrong = e;
+  wrong.reduce_chunk = chunk + 1;
+  const std::string m =
+      tt::message_of<plan_error>([&] { backends::impl::check_reduction_plan<S>(wrong, chunk); });
+  CHECK(tt::has(m, "folds chunks of " + std::to_string(chunk) + " elements"));
+  CHECK(tt::has(m, e.name));
+  CHECK(tt::has(m, "says " + std::to_string(chunk + 1)));
+  // The reductions themselves still run on the replanned plans.
+  array<float, 1> x(1001);
+  x = 1.f;
+  CHECK(sum(x) == 1001.f);
+  CHECK(sum(x, reproducible) == 1001.f);
+}
+
 // Tile programs insert their barriers as they run; a Tier 1 plan of one (the generic tiled
 // matmul) states them per loop iteration. executed_barriers turns the plan into the count the
 // program must run: a read-after-write barrier every iteration, the loop-carried

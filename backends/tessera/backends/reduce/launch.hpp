@@ -134,6 +134,39 @@ decltype(auto) with_fold_operand(const E& e, F&& f) {
   return f(e);
 }
 
+/// The last reduction plan made on this thread for one Space, T, Rule and mode, and its key.
+struct last_reduction_plan {
+  const char* name = nullptr;
+  index_type n = -1;
+  std::uint64_t generation = ~std::uint64_t(0);
+  int concurrency = -1;
+  bool reproducible = false;
+  codegen::kernel_plan plan;
+};
+
+/// Plans the reduction of n > 0 elements of type T with Rule for `exec`'s target into `last`
+/// (reduction_plan's miss: out of line, so that a repeated reduction's check stays a few
+/// compares in its caller).
+template <class Space, class T, class Rule>
+TESSERA_HOST_NOINLINE void replan_reduction(last_reduction_plan& last, const char* name,
+                                            index_type n, std::uint64_t generation, int conc,
+                                            bool reproducible) {
+  codegen::reduction_desc d;
+  d.name = name;
+  d.dtype = tessera::impl::scalar_type_name<T>();
+  d.elem_bytes = std::int64_t(sizeof(T));
+  d.elements = n;
+  d.accumulation = Rule::describe;
+  d.lanes = Rule::lanes;
+  d.reproducible = reproducible;
+  last.plan = codegen::plan_reduction(d, backend<Space>::make_target());
+  last.name = name;
+  last.n = n;
+  last.generation = generation;
+  last.concurrency = conc;
+  last.reproducible = reproducible;
+}
+
 /// The plan of reducing n > 0 elements of type T with Rule on `exec` (codegen's
 /// plan_reduction on the backend's target), cached: a repeated reduction of one size costs a
 /// comparison, not a planning. The reference stays valid until this thread's next call with
@@ -141,34 +174,12 @@ decltype(auto) with_fold_operand(const E& e, F&& f) {
 template <class Space, class T, class Rule>
 const codegen::kernel_plan& reduction_plan(const Space& exec, const char* name, index_type n,
                                            bool reproducible) {
-  struct last_plan {
-    const char* name = nullptr;
-    index_type n = -1;
-    std::uint64_t generation = ~std::uint64_t(0);
-    int concurrency = -1;
-    bool reproducible = false;
-    codegen::kernel_plan plan;
-  };
-  static thread_local last_plan last;
+  static thread_local last_reduction_plan last;
   const std::uint64_t gen = codegen::target_generation().load(std::memory_order_relaxed);
   const int conc = tessera::impl::concurrency_of(exec);
   if (last.name != name || last.n != n || last.generation != gen || last.concurrency != conc ||
-      last.reproducible != reproducible) {
-    codegen::reduction_desc d;
-    d.name = name;
-    d.dtype = tessera::impl::scalar_type_name<T>();
-    d.elem_bytes = std::int64_t(sizeof(T));
-    d.elements = n;
-    d.accumulation = Rule::describe;
-    d.lanes = Rule::lanes;
-    d.reproducible = reproducible;
-    last.plan = codegen::plan_reduction(d, backend<Space>::make_target());
-    last.name = name;
-    last.n = n;
-    last.generation = gen;
-    last.concurrency = conc;
-    last.reproducible = reproducible;
-  }
+      last.reproducible != reproducible) [[unlikely]]
+    replan_reduction<Space, T, Rule>(last, name, n, gen, conc, reproducible);
   return last.plan;
 }
 
@@ -178,13 +189,21 @@ index_type prefetch_elements(const codegen::kernel_plan& k) {
   return index_type(k.reduce_prefetch_bytes) / index_type(sizeof(typename Folder::value_type));
 }
 
+/// Throws: plan `k` folds chunks of another size than `chunk`, the one the fold of Space is
+/// compiled for.
+template <class Space>
+[[noreturn]] TESSERA_HOST_NOINLINE void throw_reduction_chunk(const codegen::kernel_plan& k,
+                                                              index_type chunk) {
+  throw plan_error("tessera: the reduction kernel of the " + std::string(backend<Space>::name) +
+                   " backend folds chunks of " + std::to_string(chunk) + " elements; plan '" +
+                   k.name + "' says " + std::to_string(k.reduce_chunk));
+}
+
 /// The plan's chunk must be the one the fold of Space is compiled for.
 template <class Space>
 void check_reduction_plan(const codegen::kernel_plan& k, index_type chunk) {
-  if (k.reduce_chunk != chunk)
-    throw plan_error("tessera: the reduction kernel of the " + std::string(backend<Space>::name) +
-                     " backend folds chunks of " + std::to_string(chunk) + " elements; plan '" +
-                     k.name + "' says " + std::to_string(k.reduce_chunk));
+  if (k.reduce_chunk != chunk) [[unlikely]]
+    throw_reduction_chunk<Space>(k, chunk);
 }
 
 /// Folds every element of e (size n > 0) with rule as plan `k` says: through parallel_reduce
