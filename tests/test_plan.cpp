@@ -409,7 +409,7 @@ TEST_CASE("GPU launchers accept the GPU target's plans and name the kernel on a 
 // Whole-array reductions keep the last plan per thread (Space, element type, rule, mode): a
 // repeated reduction of one size reuses it, another size or a new target generation plans
 // again, and a plan whose chunk is not the compiled fold's is refused by name.
-TEST_CASE("reduction plans: cached per size and target generation; a wrong chunk is refused") {
+TEST_CASE("reduction plans: cached per size and target generation, a wrong chunk refused") {
   using S = execution_space;
   using rule = backends::impl::sum_rule_t<float>;
   const auto& exec = tessera::impl::default_instance();
