@@ -296,8 +296,8 @@ TEST_CASE("transpose staging: set_transpose_staging and tune_transpose choose ho
 TEST_CASE("unaligned transpose blocks: every kernel, set by hand or by tune_transpose_unaligned") {
   using backends::host::transpose_block_size;
   CHECK(transpose_unaligned_in_use() == transpose_unaligned::quads);
-  const auto kernels = {transpose_unaligned::quads, transpose_unaligned::halves,
-                        transpose_unaligned::halves_prefetched};
+  const auto& kernels = backends::host::unaligned_block_stores;  // every kernel there is
+  CHECK(kernels.size() == 3);
   // The block walk itself, with output row strides of every remainder modulo a line (and
   // whole lines), each output starting off a line too: every kernel writes the exact transpose
   // of every block and nothing else (the guard elements stay as they were; halves_prefetched

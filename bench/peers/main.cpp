@@ -877,11 +877,8 @@ inline void unbind_this_thread() {
   (void)sched_setaffinity(0, sizeof all, &all);
 }
 
-/// The kernels tessera::tune_transpose_unaligned chooses among, and each one's --unaligned
-/// argument (how a child process is told the parent's choice).
-inline constexpr tessera::transpose_unaligned unaligned_kernels[] = {
-    tessera::transpose_unaligned::quads, tessera::transpose_unaligned::halves,
-    tessera::transpose_unaligned::halves_prefetched};
+/// The --unaligned argument of each kernel tessera::tune_transpose_unaligned chooses among (how
+/// a child process is told the parent's choice).
 inline const char* unaligned_arg(tessera::transpose_unaligned k) {
   return k == tessera::transpose_unaligned::halves              ? "halves"
          : k == tessera::transpose_unaligned::halves_prefetched ? "halves-prefetched"
@@ -971,7 +968,7 @@ inline int run(const options& o) {
   }
   if (child && !o.prefetch.empty()) tessera::set_prefetch_tuning(parse_prefetch_arg(o.prefetch));
   if (child && !o.unaligned.empty()) {
-    for (const auto k : unaligned_kernels)
+    for (const auto k : tessera::backends::host::unaligned_block_stores)
       if (o.unaligned == unaligned_arg(k)) tessera::set_transpose_unaligned(k);
   }
   if (!child && o.tune &&
@@ -984,7 +981,7 @@ inline int run(const options& o) {
     std::printf("Tessera prefetch (tessera::tune_prefetch, %.1f s): %s\n", t.seconds(),
                 tessera::describe(p).c_str());
     // And how blocks whose output rows do not start on a line are written (16- or 32-byte
-    // pieces): which is faster depends on the core.
+    // pieces, the output's lines prefetched or not): which is faster depends on the core.
     t.reset();
     const tessera::transpose_unaligned u = tessera::tune_transpose_unaligned();
     std::printf(

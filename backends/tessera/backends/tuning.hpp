@@ -163,19 +163,17 @@ inline void set_transpose_unaligned(transpose_unaligned s) {
 /// than a core's L2 (the transposes the choice applies to: backends::host::unaligned_store_for),
 /// (side + 1) x side floats with side about sqrt(2 L2 / 4) (720 with 1 MiB of L2: operand and
 /// output 2 MB each), with `quads`, `halves` and `halves_prefetched`, and uses the fastest.
-/// Each run writes the
-/// next of enough outputs that about 1.5 times the last-level cache (at most 64 outputs) is
-/// written between two runs into one: its lines come from memory, as those of a transpose's
-/// output mostly do. Repeated into one output held in L2/L3, a Zen 4 core ran `quads` 13-21 %
-/// faster; with the output's lines from memory `halves` 15-30 % faster (999 x 666 floats), and
-/// the transposes this applies to write more than L2 holds; `halves_prefetched` was 1.2-1.5x
-/// `halves` there at x86-64-v3 (transpose.hpp). Best of 10 each, then 20 alternated rounds:
-/// 35-54 ms for two kernels on a Zen 4 core with 32 MiB of L3 (26 outputs of 2 MB, first
-/// touched once), which picked `halves` over `quads` in 22 calls of 23. No margin: where two are
-/// within the noise either is as good. Returns the kernel now in use; on a GPU mapping, or in
-/// builds where the choice
-/// does not apply (vectors under 32 bytes), returns it untimed. Explicit: nothing calls it
-/// implicitly.
+/// Each run writes the next of enough outputs that about 1.5 times the last-level cache (at
+/// most 64 outputs) is written between two runs into one: its lines come from memory, as those
+/// of a transpose's output mostly do. Repeated into one output held in L2/L3, a Zen 4 core ran
+/// `quads` 13-21 % faster; with the output's lines from memory `halves` 15-30 % faster (999 x 666
+/// floats), and the transposes this applies to write more than L2 holds; `halves_prefetched`
+/// was 1.2-1.5x `halves` there at x86-64-v3 (transpose.hpp). Best of 10 each, then 20 alternated
+/// rounds: 35-54 ms for two kernels on a Zen 4 core with 32 MiB of L3 (26 outputs of 2 MB, first
+/// touched once), which picked `halves` over `quads` in 22 calls of 23; 43-51 ms for the three.
+/// No margin: where two are within the noise either is as good. Returns the kernel now in
+/// use; on a GPU mapping, or in builds where the choice does not apply (vectors under 32
+/// bytes), returns it untimed. Explicit: nothing calls it implicitly.
 /// \throws what allocating the arrays throws; the kernel in use before is then kept.
 ///         @pre Kokkos is initialized; not inside a parallel region.
 inline transpose_unaligned tune_transpose_unaligned() {
@@ -205,9 +203,7 @@ inline transpose_unaligned tune_transpose_unaligned() {
       if (!done) set_transpose_unaligned(before);
     }
   } guard;
-  constexpr std::array<transpose_unaligned, 3> kernels{transpose_unaligned::quads,
-                                                       transpose_unaligned::halves,
-                                                       transpose_unaligned::halves_prefetched};
+  constexpr auto& kernels = backends::host::unaligned_block_stores;
   const auto seconds = impl::best_seconds_of(
       kernels, [](transpose_unaligned s) { set_transpose_unaligned(s); },
       [&] {

@@ -21,6 +21,7 @@
 #include <tessera/backends/host/simd.hpp>
 #include <tessera/dsl/config.hpp>
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -293,6 +294,11 @@ enum class unaligned_block_store : unsigned char {
   halves,  ///< 8 x 8 transposes of 32-byte rows, every output row in 32-byte pieces
   halves_prefetched,  ///< halves, each block's output lines prefetched two blocks ahead
 };
+
+/// Every unaligned_block_store, in the order tessera::tune_transpose_unaligned times them.
+inline constexpr std::array<unaligned_block_store, 3> unaligned_block_stores{
+    unaligned_block_store::quads, unaligned_block_store::halves,
+    unaligned_block_store::halves_prefetched};
 
 /// The kernel's name, as tune_transpose_unaligned reports it: "quads (16-byte pieces)",
 /// "halves (32-byte pieces)" or "halves, output lines prefetched".
