@@ -271,10 +271,9 @@ requires impl::is_array_like<D>::value void histogram(const Space& exec, const E
     Kokkos::TeamPolicy<Space> policy(exec, int(k.league_size), k.team_size);
     if (k.scratch_bytes[k.scratch_level] > 0)
       policy.set_scratch_size(k.scratch_level, Kokkos::PerTeam(k.scratch_bytes[k.scratch_level]));
-    Kokkos::Profiling::pushRegion(k.label);
+    const backends::impl::profiling_region region(k.label);
     Kokkos::parallel_for(k.label, policy, f);
     tessera::impl::fence(exec);
-    Kokkos::Profiling::popRegion();
   };
   backends::impl::with_source(exec, e, [&](const auto& src) {
     // An array or view whose elements are contiguous is counted in one flat run (no index

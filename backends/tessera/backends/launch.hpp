@@ -63,5 +63,16 @@ void launch(const std::string& label, const Policy& policy, const F& functor) {
   Kokkos::parallel_for(label, policy, functor);
 }
 
+/// A Kokkos Tools region named `name` (pushRegion at construction, popRegion at destruction,
+/// so also when the code inside throws): what profiling tools show around a Tessera
+/// operation's kernels, or around its work on the calling thread where it launches none.
+class profiling_region {
+ public:
+  explicit profiling_region(const std::string& name) { Kokkos::Profiling::pushRegion(name); }
+  profiling_region(const profiling_region&) = delete;
+  profiling_region& operator=(const profiling_region&) = delete;
+  ~profiling_region() { Kokkos::Profiling::popRegion(); }
+};
+
 }  // namespace impl
 }  // namespace tessera::backends

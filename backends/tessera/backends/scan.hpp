@@ -174,7 +174,7 @@ void run_scan(const Space& exec, const codegen::kernel_plan& k, const X& x,
   const core c{x,  out,  ext,      d,         s.length,          s.inner,
                op, init, has_init, exclusive, k.streaming_stores};
   tessera::impl::require_runtime(k.label.c_str());
-  Kokkos::Profiling::pushRegion(k.label);
+  const profiling_region region(k.label);
   if (k.scan_line_block > 0) {
     if (k.scan_line_block > max_scan_line_block)
       throw plan_error("tessera: scan plan '" + k.name + "' walks " +
@@ -187,7 +187,6 @@ void run_scan(const Space& exec, const codegen::kernel_plan& k, const X& x,
       if (k.inline_run) {
         tessera::impl::fence(exec);  // earlier kernels on exec may still write the operand
         for (index_type i = 0; i < k.league_size; ++i) f(i);
-        Kokkos::Profiling::popRegion();
         return;
       }
     }
@@ -236,7 +235,6 @@ void run_scan(const Space& exec, const codegen::kernel_plan& k, const X& x,
         f);
   }
   tessera::impl::fence(exec);
-  Kokkos::Profiling::popRegion();
 }
 
 /// The scans' common part: checks (before anything runs), aliasing, launch.

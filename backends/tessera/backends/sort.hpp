@@ -61,7 +61,7 @@ void run_sort(const Space& exec, const std::vector<codegen::kernel_plan>& ks, co
   T* other = passes % 2 == 0 ? tmp : fin;
   constexpr bool host =
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible;
-  Kokkos::Profiling::pushRegion("tessera::sort");
+  const profiling_region region("tessera::sort");
   if (k.scratch_bytes[0] + k.scratch_bytes[1] > 0) {
     const sort_tile_ranks<Space, X, T, Comp> f{x, cur, n, tile, comp, k.scratch_level};
     Kokkos::TeamPolicy<Space> policy(exec, int(k.league_size), k.team_size);
@@ -96,7 +96,6 @@ void run_sort(const Space& exec, const std::vector<codegen::kernel_plan>& ks, co
     }
   }
   tessera::impl::fence(exec);
-  Kokkos::Profiling::popRegion();
 }
 
 /// sort and sorted: checks (before anything runs), buffers, launch. `dst` is e itself for

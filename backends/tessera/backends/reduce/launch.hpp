@@ -6,6 +6,7 @@
 ///        synchronisation is the end of the launch, which Kokkos provides.
 #pragma once
 
+#include <tessera/backends/launch.hpp>
 #include <tessera/backends/reduce/fold.hpp>
 #include <tessera/codegen/passes/reduction.hpp>
 #include <tessera/codegen/plan_cache.hpp>
@@ -217,15 +218,12 @@ typename Rule::acc_type fold_all_direct(const Space& exec, const codegen::kernel
   check_reduction_plan<Space>(k, chunk);
   const index_type n = x.size();
   tessera::impl::require_runtime(k.label.c_str());
-  Kokkos::Profiling::pushRegion(k.label);
+  const profiling_region region(k.label);
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                            typename Space::memory_space>::accessible) {
     if (k.inline_run) {
       tessera::impl::fence(exec);  // earlier kernels on exec may still write the operand
-      const auto a =
-          folder{e, rule, x, prefetch_elements<folder>(k), k.reduce_from_memory}.fold(0, n);
-      Kokkos::Profiling::popRegion();
-      return a;
+      return folder{e, rule, x, prefetch_elements<folder>(k), k.reduce_from_memory}.fold(0, n);
     }
   }
   partial_fold<typename Rule::acc_type> result{};
@@ -235,7 +233,6 @@ typename Rule::acc_type fold_all_direct(const Space& exec, const codegen::kernel
           folder{e, rule, x, prefetch_elements<folder>(k), k.reduce_from_memory}, n, chunk},
       fold_reducer<Rule>(rule, result));
   tessera::impl::fence(exec);
-  Kokkos::Profiling::popRegion();
   return result.a;
 }
 
@@ -252,17 +249,18 @@ typename Rule::acc_type fold_all_direct(const Space& exec, reproducible_t,
   const index_type n = x.size();
   const index_type chunks = k.league_size;
   tessera::impl::require_runtime(k.label.c_str());
-  Kokkos::Profiling::pushRegion(k.label);
   using view = Kokkos::View<acc*, typename Space::memory_space>;
-  view partials(Kokkos::view_alloc(Kokkos::WithoutInitializing, k.label + " partials"), chunks);
-  Kokkos::parallel_for(k.label,
-                       Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, chunks),
-                       fold_chunks_to<folder, view>{
-                           folder{e, rule, x, prefetch_elements<folder>(k), k.reduce_from_memory},
-                           partials, n, chunk, k.reduce_interleaved ? chunks : 0});
-  tessera::impl::fence(exec);
-  auto p = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), partials);
-  Kokkos::Profiling::popRegion();
+  auto p = [&] {  // the region: the kernel and the partials' copy to the host
+    const profiling_region region(k.label);
+    view partials(Kokkos::view_alloc(Kokkos::WithoutInitializing, k.label + " partials"), chunks);
+    Kokkos::parallel_for(k.label,
+                         Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, chunks),
+                         fold_chunks_to<folder, view>{
+                             folder{e, rule, x, prefetch_elements<folder>(k), k.reduce_from_memory},
+                             partials, n, chunk, k.reduce_interleaved ? chunks : 0});
+    tessera::impl::fence(exec);
+    return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), partials);
+  }();
   for (index_type w = 1; w < chunks; w *= 2)
     for (index_type i = 0; i + w < chunks; i += 2 * w) rule.merge(p(i), p(i + w));
   return p(0);

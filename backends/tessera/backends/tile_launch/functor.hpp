@@ -146,13 +146,4 @@ struct element_rows_functor {
   }
 };
 
-/// RAII Kokkos profiling region (visible to Kokkos Tools).
-class profiling_region {
- public:
-  explicit profiling_region(const std::string& name) { Kokkos::Profiling::pushRegion(name); }
-  profiling_region(const profiling_region&) = delete;
-  profiling_region& operator=(const profiling_region&) = delete;
-  ~profiling_region() { Kokkos::Profiling::popRegion(); }
-};
-
 }  // namespace tessera::backends::impl
