@@ -15,9 +15,12 @@
 // Every contender's result is checked against Eigen's (or an exact reference) before its time
 // counts. Contenders take turns run by run (best of --reps each), in one process with
 // --threads 1 (default); with --threads T > 1 each contender runs in its own child process, so
-// one library's spinning worker threads do not slow another's measurement.
+// one library's spinning worker threads do not slow another's measurement. A run is one call,
+// or, for workloads whose fastest call is shorter than --min-run-us (20 us), as many calls
+// back to back as make it that long (the same count for every contender in one process),
+// timed together: the time per call is reported.
 //
-//   tessera-peers [--threads T] [--reps N] [--scale F] [--only WORKLOAD]
+//   tessera-peers [--threads T] [--reps N] [--scale F] [--min-run-us U] [--only WORKLOAD]
 //
 // Tessera's thread count is its execution space's (OMP_NUM_THREADS on the openmp preset):
 // --threads sets OpenBLAS's and Halide's to match. OpenBLAS reads OPENBLAS_CORETYPE from the
@@ -50,6 +53,7 @@ using tour::scaled_side;
 struct options {
   int threads = 1, reps = 5;
   double scale = 1.0;
+  double min_run_us = 20;       // a timed run lasts at least this long (calls_per_run)
   std::string only, contender;  // contender: run one contender only (child process mode)
   bool tune = true;             // time Tessera's prefetch and transpose choices first
   std::string prefetch;         // child process mode: the parent's choices (prefetch_arg)
@@ -846,23 +850,44 @@ inline std::vector<std::pair<std::string, workload_fn>> workloads() {
   return w;
 }
 
-/// Times the contenders of one workload in this process (interleaved, best of reps) and
-/// checks each; returns name -> {seconds, error}.
+/// Wall time per call of `calls` back-to-back runs of f (then one Kokkos fence).
+template <class F>
+double time_calls(F&& f, int calls) {
+  Kokkos::Timer t;
+  for (int i = 0; i < calls; ++i) f();
+  Kokkos::fence();
+  return t.seconds() / calls;
+}
+
+/// Calls per timed run for the contenders `run` (warmed up): 1 where the fastest one call
+/// takes at least `min_run` seconds; otherwise enough that a run of the fastest takes that
+/// long (at most 2^16), the same count for every contender. Timing one call of a few hundred
+/// ns on its own adds the timer's reads and a fence, tens of ns, to every contender alike.
+inline int calls_per_run(const std::vector<contender*>& run, double min_run) {
+  double fastest = 1e300;
+  for (auto* c : run) fastest = std::min(fastest, tour::time_once(c->run));
+  if (!(fastest < min_run)) return 1;
+  return int(std::min(65536.0, std::ceil(min_run / std::max(fastest, 1e-9))));
+}
+
+/// Times the contenders of one workload in this process (interleaved, best of reps; runs of
+/// calls_per_run calls) and checks each; returns name -> {seconds per call, error}.
 inline std::map<std::string, std::pair<double, double>> time_here(std::vector<contender>& cs,
-                                                                  int reps,
+                                                                  int reps, double min_run,
                                                                   const std::string& only) {
   std::vector<contender*> run;
   for (auto& c : cs)
     if (only.empty() || c.name == only) run.push_back(&c);
   std::vector<double> best(run.size(), 1e300);
   for (auto* c : run) c->run();  // warm-up: page faults, JIT, the matmul autotuner
+  const int calls = calls_per_run(run, min_run);
   // Each round starts from the next contender, so that none always runs right after the same
   // other: on data near the last-level cache's size a run's speed depends on what the run
   // before it left in cache (a sum of 2^24 floats read 18-28 GB/s between runs on a Zen 4).
   for (int r = 0; r < reps; ++r)
     for (std::size_t i = 0; i < run.size(); ++i) {
       const std::size_t k = (i + std::size_t(r)) % run.size();
-      best[k] = std::min(best[k], tour::time_once(run[k]->run));
+      best[k] = std::min(best[k], time_calls(run[k]->run, calls));
     }
   std::map<std::string, std::pair<double, double>> out;
   for (std::size_t k = 0; k < run.size(); ++k) out[run[k]->name] = {best[k], run[k]->error()};
@@ -895,6 +920,8 @@ inline std::pair<double, double> time_in_child(const options& o, const std::stri
                                    std::to_string(o.reps),
                                    "--scale",
                                    std::to_string(o.scale),
+                                   "--min-run-us",
+                                   std::to_string(o.min_run_us),
                                    "--only",
                                    workload,
                                    "--contender",
@@ -949,10 +976,11 @@ inline std::string fmt(double v, const char* f = "%.1f") {
 inline int run(const options& o) {
   const bool child = !o.contender.empty();
   if (!child) {
-    std::printf("tessera-peers: %s, %d thread(s) (Tessera: %d), best of %d, interleaved%s\n",
-                tessera::backend_name().c_str(), o.threads,
-                Kokkos::DefaultExecutionSpace().concurrency(), o.reps,
-                o.threads > 1 ? ", one process per contender" : "");
+    std::printf(
+        "tessera-peers: %s, %d thread(s) (Tessera: %d), best of %d, interleaved, runs "
+        "of >= %g us%s\n",
+        tessera::backend_name().c_str(), o.threads, Kokkos::DefaultExecutionSpace().concurrency(),
+        o.reps, o.min_run_us, o.threads > 1 ? ", one process per contender" : "");
     const char* ct = std::getenv("OPENBLAS_CORETYPE");
     std::printf("OpenBLAS: %s; kernels: %s; OPENBLAS_CORETYPE=%s\n", openblas_get_config(),
                 openblas_get_corename(), ct ? ct : "(unset: detected from the CPU)");
@@ -1019,7 +1047,7 @@ inline int run(const options& o) {
       // Tessera runs on its execution space's threads (bound as OMP_PROC_BIND says); another
       // library's threads, started from this thread, would inherit the OpenMP binding of it.
       if (o.contender.rfind("Tessera", 0) != 0) unbind_this_thread();
-      t = time_here(cs, o.reps, o.contender);
+      t = time_here(cs, o.reps, o.min_run_us * 1e-6, o.contender);
       if (t.empty()) throw std::runtime_error("tessera-peers: no contender " + o.contender);
       std::printf("RESULT %.9g %.9g\n", t.begin()->second.first, t.begin()->second.second);
       return 0;
@@ -1027,7 +1055,7 @@ inline int run(const options& o) {
     if (o.threads > 1)
       for (auto& c : cs) t[c.name] = time_in_child(o, wname, c.name);
     else
-      t = time_here(cs, o.reps, "");
+      t = time_here(cs, o.reps, o.min_run_us * 1e-6, "");
     std::string best_peer, others, failed;
     double best_rate = 0, tess = 0;
     for (auto& [who, se] : t) {
@@ -1075,6 +1103,10 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--scale", o.scale, "multiplies every element count (0, 4]")
       ->check(CLI::Range(1e-9, 4.0));
+  app.add_option("--min-run-us", o.min_run_us,
+                 "a timed run repeats a workload's calls until the fastest contender's run "
+                 "lasts this long (microseconds; 0: one call per run)")
+      ->check(CLI::Range(0.0, 1e6));
   app.add_option("--only", o.only, "run one workload:" + names);
   app.add_option("--contender", o.contender, "(internal) time one contender and print it");
   app.add_option("--prefetch", o.prefetch, "(internal) Tessera's prefetch choices, as tuned");
