@@ -154,8 +154,8 @@ constexpr int role_count() {
 }
 
 /// How a terminal's memory `t` relates to the destination's `dst` (nullptr: a fresh array).
-inline overlap classify(const tessera::impl::captured_buffer& t,
-                        const tessera::impl::captured_buffer* dst) {
+inline overlap classify(const tessera::impl::buffer_layout& t,
+                        const tessera::impl::buffer_layout* dst) {
   if (!dst) return overlap::none;
   const std::size_t ts = t.span_bytes(), ds = dst->span_bytes();
   if (ts == 0 || ds == 0) return overlap::none;
@@ -173,8 +173,8 @@ inline overlap classify(const tessera::impl::captured_buffer& t,
 /// element i is a's element i + off): true, off filled. The offset is the difference of the
 /// first elements split along the strides, each dimension's part within half the next outer
 /// stride, so a section moved by (1, -1) in a row-major array is found as (1, -1).
-inline bool section_offset(const tessera::impl::captured_buffer& a,
-                           const tessera::impl::captured_buffer& b, std::int64_t off[3]) {
+inline bool section_offset(const tessera::impl::buffer_layout& a,
+                           const tessera::impl::buffer_layout& b, std::int64_t off[3]) {
   if (a.data == b.data || a.rank != b.rank || a.elem_bytes != b.elem_bytes || a.rank < 1 ||
       a.elem_bytes == 0)
     return false;
@@ -208,8 +208,8 @@ inline bool section_offset(const tessera::impl::captured_buffer& a,
 /// first): leaders[0..n). Returns which leader b is an overlapping section of (off filled), or
 /// -1; then b becomes leader n (n grows) unless its memory is a leader's already. build() and
 /// fingerprint() walk the terminals in the same order through this, so they agree.
-inline int section_leader(tessera::impl::captured_buffer* leaders, int& n,
-                          const tessera::impl::captured_buffer& b, std::int64_t off[3]) {
+inline int section_leader(tessera::impl::buffer_layout* leaders, int& n,
+                          const tessera::impl::buffer_layout& b, std::int64_t off[3]) {
   bool known = false;
   for (int l = 0; l < n; ++l) {
     if (section_offset(leaders[l], b, off)) return l;
@@ -219,7 +219,7 @@ inline int section_leader(tessera::impl::captured_buffer* leaders, int& n,
   return -1;
 }
 
-inline bool contiguous(const tessera::impl::captured_buffer& b) {
+inline bool contiguous(const tessera::impl::buffer_layout& b) {
   index_type s = 1;
   for (int d = b.rank - 1; d >= 0; --d) {
     if (b.extent[d] > 1 && b.stride[d] != s) return false;
@@ -240,7 +240,7 @@ struct name_table {
   std::vector<std::pair<const void*, std::string>> names;  // one letter per distinct buffer
   /// Terminals built so far that are not sections of an earlier one: memory and node id
   /// (section_leader).
-  std::vector<tessera::impl::captured_buffer> leaders;
+  std::vector<tessera::impl::buffer_layout> leaders;
   std::vector<int> leader_ids;
   int nleaders = 0;
   const std::string& of(const void* p) {
@@ -369,7 +369,7 @@ std::array<std::int64_t, fingerprint_size<E>> fingerprint(
   constexpr int terminals = std::max(kind_count<E, node_kind::terminal>(), 1);
   memory_class seen[terminals] = {};
   int nseen = 0;
-  tessera::impl::captured_buffer leaders[terminals] = {};  // as build() finds them
+  tessera::impl::buffer_layout leaders[terminals] = {};  // as build() finds them
   int nleaders = 0;
   auto visit = [&](const auto& self, const auto& n) -> void {
     using N = std::remove_cvref_t<decltype(n)>;

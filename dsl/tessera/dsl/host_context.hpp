@@ -176,13 +176,29 @@ class view_sync {
   virtual void to_host(bool write) = 0;
 };
 
-/// What a launch learns about a Tessera buffer when the kernel that captures it is copied.
-struct captured_buffer {
+/// Where a buffer's elements are: its first element, extents and strides. What aliasing checks
+/// and the plan cache's key compare (no allocation: copied per terminal on every assignment).
+struct buffer_layout {
   void* data = nullptr;  ///< first element, in the buffer's memory space
   int rank = 0;
   index_type extent[3] = {0, 0, 0};
   index_type stride[3] = {0, 0, 0};  ///< elements; stride[rank - 1] == 1
   std::size_t elem_bytes = 0;
+  /// Bytes from data to one past the last element.
+  std::size_t span_bytes() const {
+    if (rank == 0) return 0;
+    index_type last = 0;
+    for (int d = 0; d < rank; ++d) {
+      if (extent[d] == 0) return 0;
+      last += (extent[d] - 1) * stride[d];
+    }
+    return std::size_t(last + 1) * elem_bytes;
+  }
+};
+
+/// What a launch learns about a Tessera buffer when the kernel that captures it is copied: its
+/// layout, and how to name, read and prepare it.
+struct captured_buffer : buffer_layout {
   std::string (*type_name)() = nullptr;
   std::string label;            ///< e.g. the array's Kokkos label
   bool read_only = false;       ///< array_view<const T> / array<const T>
@@ -194,16 +210,6 @@ struct captured_buffer {
   const void* self = nullptr;  ///< argument of host_data
   /// Writes the element type's 1 to p (values a dry run reads from device-only memory).
   void (*fill_one)(void* p) = nullptr;
-  /// Bytes from data to one past the last element.
-  std::size_t span_bytes() const {
-    if (rank == 0) return 0;
-    index_type last = 0;
-    for (int d = 0; d < rank; ++d) {
-      if (extent[d] == 0) return 0;
-      last += (extent[d] - 1) * stride[d];
-    }
-    return std::size_t(last + 1) * elem_bytes;
-  }
 };
 
 /// Sees every Tessera buffer a kernel captures while a launch copies the kernel (the copy
