@@ -23,6 +23,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 namespace tessera {
 
@@ -69,6 +70,7 @@ struct terminal : expr_base<terminal<A>> {
   static constexpr int rank = A::rank;
   A a;
   explicit terminal(const A& x) : a(x) {}
+  explicit terminal(A&& x) : a(std::move(x)) {}
   extent<rank> get_extent() const { return a.extent; }
   std::tuple<> children() const { return {}; }
   /// Terminals are named by the graph builder (A, B, ... per distinct buffer).
@@ -140,20 +142,31 @@ auto generate(const extent<N>& e, const F& f) {
 }
 
 namespace impl {
+/// `e` as an expression node: arrays and views become terminals, scalars scalar_nodes, nodes
+/// stay themselves. An rvalue is moved (a subexpression built in the same statement: copying
+/// it copied every array in it, one reference-count increment and decrement each, at every
+/// level of the tree).
 template <class E>
-auto as_expr(const E& e) {
-  if constexpr (is_array_like<E>::value)
-    return terminal<E>(e);
-  else if constexpr (std::is_arithmetic_v<E>)
-    return scalar_node<E>(e);
+auto as_expr(E&& e) {
+  using D = std::remove_cvref_t<E>;
+  if constexpr (is_array_like<D>::value)
+    return terminal<D>(std::forward<E>(e));
+  else if constexpr (std::is_arithmetic_v<D>)
+    return scalar_node<D>(e);
   else
-    return e;
+    return D(std::forward<E>(e));
 }
 template <class E>
 using expr_t = decltype(as_expr(std::declval<E>()));
 
 template <class E>
 concept expression_like = is_array_like<E>::value || is_node<E>::value;
+
+/// The operands of a binary elementwise builder: expressions or scalars, at least one an
+/// expression.
+template <class A, class B>
+concept binary_operands = (expression_like<A> || expression_like<B>)&&(
+    expression_like<A> || std::is_arithmetic_v<A>)&&(expression_like<B> || std::is_arithmetic_v<B>);
 
 template <class A, class B>
 constexpr int binary_rank() {
@@ -184,7 +197,7 @@ struct unary_node : expr_base<unary_node<Op, A>> {
   using value_type = std::remove_cvref_t<decltype(Op{}(std::declval<typename A::value_type>()))>;
   static constexpr int rank = A::rank;
   A a;
-  explicit unary_node(const A& x) : a(x) {}
+  explicit unary_node(A x) : a(std::move(x)) {}
   extent<rank> get_extent() const { return a.get_extent(); }
   auto children() const { return std::tie(a); }
   static std::string label() { return Op::symbol; }
@@ -201,8 +214,8 @@ struct binary_node : expr_base<binary_node<Op, A, B>> {
   A a;
   B b;
   extent<rank> ext;
-  binary_node(const A& x, const B& y)
-      : a(x), b(y), ext(impl::common_extent<rank>(Op::symbol, x, y)) {}
+  binary_node(A x, B y)
+      : a(std::move(x)), b(std::move(y)), ext(impl::common_extent<rank>(Op::symbol, a, b)) {}
   extent<rank> get_extent() const { return ext; }
   auto children() const { return std::tie(a, b); }
   static std::string label() { return Op::symbol; }
@@ -355,25 +368,23 @@ struct tile_reduce_node : expr_base<tile_reduce_node<R, C, Op, A, Mean>> {
 // ---------------------------------------------------------------------------------------------
 // Builders. Operands may be arrays, array_views, nodes or (for elementwise ops) scalars.
 
-#define TESSERA_BINARY_BUILDER(name, fn, expr, sym)                                         \
-  template <class A, class B>                                                               \
-  requires((impl::expression_like<A> || impl::expression_like<B>)&&(                        \
-      impl::expression_like<A> || std::is_arithmetic_v<A>)&&(impl::expression_like<B> ||    \
-                                                             std::is_arithmetic_v<B>)) auto \
-  fn(const A& a, const B& b) {                                                              \
-    return binary_node<ops::name, impl::expr_t<A>, impl::expr_t<B>>(impl::as_expr(a),       \
-                                                                    impl::as_expr(b));      \
+#define TESSERA_BINARY_BUILDER(name, fn, expr, sym)                              \
+  template <class A, class B>                                                    \
+  requires impl::binary_operands<std::remove_cvref_t<A>, std::remove_cvref_t<B>> \
+  auto fn(A&& a, B&& b) {                                                        \
+    return binary_node<ops::name, impl::expr_t<A>, impl::expr_t<B>>(             \
+        impl::as_expr(std::forward<A>(a)), impl::as_expr(std::forward<B>(b)));   \
   }
 /// The binary elementwise builders (`A + B`, `min(A, B)`, `A == 2.f`, ...), one per entry of
 /// ops.hpp's TESSERA_BINARY_OPS; an operand may be a scalar, which is broadcast.
 TESSERA_BINARY_OPS(TESSERA_BINARY_BUILDER)
 #undef TESSERA_BINARY_BUILDER
 
-#define TESSERA_UNARY_BUILDER(name, fn, expr, sym)                   \
-  template <class A>                                                 \
-  requires impl::expression_like<A>                                  \
-  auto fn(const A& a) {                                              \
-    return unary_node<ops::name, impl::expr_t<A>>(impl::as_expr(a)); \
+#define TESSERA_UNARY_BUILDER(name, fn, expr, sym)                                    \
+  template <class A>                                                                  \
+  requires impl::expression_like<std::remove_cvref_t<A>>                              \
+  auto fn(A&& a) {                                                                    \
+    return unary_node<ops::name, impl::expr_t<A>>(impl::as_expr(std::forward<A>(a))); \
   }
 /// The unary elementwise builders (`-A`, `exp(A)`, `relu(A)`, ...), one per entry of ops.hpp's
 /// TESSERA_UNARY_OPS.
