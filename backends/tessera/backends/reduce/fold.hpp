@@ -193,14 +193,13 @@ concept has_block_fold = requires(const T* p, A* acc) {
   backend<Space>::template block_fold<K, L>(p, index_type{}, acc, index_type{});
 };
 
-/// True when the host can read Space's memory (the CPU backends and the GPU emulation).
+/// True when the host can read Space's memory (the CPU backends and the GPU emulation). A
+/// variable, not a function: device passes call no host function from fold().
+template <class Space, class = void>
+inline constexpr bool host_readable_space = false;
 template <class Space>
-constexpr bool host_readable_space() {
-  if constexpr (requires { typename Space::memory_space; })
-    return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible;
-  else
-    return false;
-}
+inline constexpr bool host_readable_space<Space, std::void_t<typename Space::memory_space>> =
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible;
 
 /// True when the backend of Space folds a run into compensated lanes with vector code
 /// (block_fold_two_sum<K, L>(const T* p, index_type n, T* s, T* c, index_type ahead, bool
@@ -524,7 +523,7 @@ struct chunk_folder {
   /// the rank (for_each_piece). Deterministic: depends only on lo, hi and the data.
   TESSERA_REDUCE_OUTLINE KOKKOS_INLINE_FUNCTION acc_type fold(index_type lo, index_type hi) const {
     if (hi - lo < 2 * L) {
-      if constexpr (N >= 2 && host_readable_space<Space>()) {
+      if constexpr (N >= 2 && host_readable_space<Space>) {
         // Gathered first: a row walk, one division, instead of two per element through
         // at_linear (a float sum of a 1 x 16 array 30 -> 20 ns per call on a Zen 4 core). The
         // buffer starts zeroed: GCC 12 at x86-64-v3 cannot prove that gather wrote what
