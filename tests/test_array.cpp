@@ -47,6 +47,52 @@ TEST_CASE("array from host iterators, to_vector, copy() is deep, copies share") 
   CHECK(deep.to_vector() == src);
 }
 
+TEST_CASE("a moved array hands its data over: the source is left empty, no reference added") {
+  auto m = tt::random_matrix<float>(5, 7);
+  array<float, 2> a = from_eigen(m);
+  const long refs = long(a.view().use_count());
+  float* const data = a.data();
+  array<float, 2> b(std::move(a));
+  CHECK(b.data() == data);
+  CHECK(long(b.view().use_count()) == refs);
+  CHECK(b.extent == extent<2>(5, 7));
+  CHECK(a.data() == nullptr);
+  CHECK(a.size() == 0);
+  CHECK(tt::max_abs_diff(to_eigen(b), m) == 0.0);
+  // Move assignment: the destination's old data is released, the source left empty.
+  array<float, 2> c(2, 3);
+  array<float, 2> c_alias = c;
+  CHECK(c_alias.view().use_count() == 2);
+  c = std::move(b);
+  CHECK(c_alias.view().use_count() == 1);
+  CHECK(c.data() == data);
+  CHECK(long(c.view().use_count()) == refs);
+  CHECK(b.data() == nullptr);
+  CHECK(b.size() == 0);
+  auto& self = c;
+  c = std::move(self);  // self-move keeps the data
+  CHECK(c.data() == data);
+  CHECK(tt::max_abs_diff(to_eigen(c), m) == 0.0);
+  // A moved-from array is an empty array: it can be assigned again.
+  a = c + 1.f;
+  CHECK(tt::max_abs_diff(to_eigen(a), (m.array() + 1.f).matrix()) == 0.0);
+  // An expression holds one reference per terminal, whatever the depth of the tree (its
+  // subexpressions are moved into their parents, not copied).
+  array<float, 2> x = from_eigen(tt::random_matrix<float>(7, 7)), y = x.copy(), z = x.copy();
+  {
+    auto e = relu(transpose(matmul(x, y) + z) * 2.f);
+    CHECK(x.view().use_count() == 2);
+    CHECK(y.view().use_count() == 2);
+    CHECK(z.view().use_count() == 2);
+    auto w = where(x > y, x - shift(y, index<2>(1, 0), boundary::clamp), 0.f);
+    CHECK(x.view().use_count() == 4);
+    CHECK(y.view().use_count() == 4);
+    auto t = tile_mean<7, 7>(tile_reduce<1, 1>(z * 3.f, ops::add{}));
+    CHECK(z.view().use_count() == 3);
+  }
+  CHECK(x.view().use_count() == 1);
+}
+
 TEST_CASE("array wraps and exposes a Kokkos::View") {
   array<float, 2>::view_type v("v", 4, 5);
   Kokkos::deep_copy(v, 2.5f);

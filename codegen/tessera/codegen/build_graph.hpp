@@ -267,7 +267,7 @@ int build(const E& e, expr_graph& g, name_table& names, const tessera::impl::cap
     fill_type<typename E::value_type>(n);
     for (int d = 0; d < 3; ++d) n.tile[d] = e.sched.tile[d];
     if constexpr (E::traits.kind == node_kind::terminal) {
-      const auto b = e.a.describe_memory();
+      const auto b = e.a.layout();
       n.label = names.of(b.data);
       n.with_output = classify(b, dst);
       n.contiguous = contiguous(b);
@@ -381,7 +381,7 @@ std::array<std::int64_t, fingerprint_size<E>> fingerprint(
     for (int d = 0; d < 3; ++d) key[k + R + d] = n.sched.tile[d];
     const int at = k + R + 3;  // the node's own entries after its extent and schedule
     if constexpr (N::traits.kind == node_kind::terminal) {
-      const auto b = n.a.describe_memory();
+      const auto b = n.a.layout();
       key[at] = static_cast<std::int64_t>(classify(b, dst)) * 2 + (contiguous(b) ? 1 : 0);
       // The first terminal with the same memory (names in plans) and the same strides (the
       // same elements at every index: stencil operands staged once).

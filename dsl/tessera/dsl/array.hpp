@@ -10,6 +10,7 @@
 #include <tessera/dsl/runtime.hpp>
 
 #include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <limits>
 #include <string>
@@ -183,6 +184,30 @@ void check_section(const char* fn, const index<N>& origin, const extent<N>& e,
       throw shape_error(std::string(fn) + ": origin " + to_string(origin) + " and extent " +
                         to_string(e) + " exceed the extent " + to_string(whole));
 }
+/// Exchanges two Views of one type without touching their reference counts: their bytes are
+/// swapped (a View is a reference-count handle and a pointer with its layout; neither refers
+/// to the View object itself, so it may be relocated). Kokkos' View has no move of its count
+/// (its tracker declares only copy operations), so std::swap would add an increment and a
+/// decrement, each a call into Kokkos. Host code only.
+template <class V>
+inline void swap_views(V& a, V& b) noexcept {
+  static_assert(Kokkos::is_view<V>::value && sizeof(V) % sizeof(std::uint64_t) == 0,
+                "swap_views: Kokkos::View only");
+  // Word by word, each word kept in a register (the empty asm): one wide copy would read
+  // back fields that were just stored one by one, which cannot be forwarded from the stores.
+  auto* pa = reinterpret_cast<unsigned char*>(&a);
+  auto* pb = reinterpret_cast<unsigned char*>(&b);
+  for (std::size_t i = 0; i < sizeof(V); i += sizeof(std::uint64_t)) {
+    std::uint64_t x, y;
+    std::memcpy(&x, pa + i, sizeof x);
+    std::memcpy(&y, pb + i, sizeof y);
+#if defined(__GNUC__) || defined(__clang__)
+    asm("" : "+r"(x), "+r"(y));
+#endif
+    std::memcpy(pa + i, &y, sizeof y);
+    std::memcpy(pb + i, &x, sizeof x);
+  }
+}
 /// Selects the operation of `dst op= e` (array and array_view; nodes.hpp evaluates it).
 template <char Op>
 struct compound_tag {};
@@ -234,11 +259,35 @@ class array {
     hook_ = o.hook_;
     return *this;
   }
-  TESSERA_INLINE array(array&& o) : extent(o.extent), v_(std::move(o.v_)), hook_(o.hook_) {}
-  TESSERA_INLINE array& operator=(array&& o) {
-    extent = o.extent;
-    v_ = std::move(o.v_);
-    hook_ = o.hook_;
+  // A move hands the data over: `o` is left empty (no data, as default constructed). On the
+  // host the View is relocated (impl::swap_views), not moved: Kokkos' View declares no move of
+  // its reference count (3.4 and 4.6: its tracker has only copy operations), so a "move" costs
+  // an increment and, when `o` dies, a decrement, each a call into Kokkos (about 10 ns a copy
+  // and its destruction on Kokkos 3.4). An expression moves its operands into every node it is
+  // built into (dsl/nodes.hpp).
+  TESSERA_INLINE array(array&& o) noexcept : extent(o.extent), hook_(o.hook_) {
+#ifndef TESSERA_DEVICE_PASS
+    impl::swap_views(v_, o.v_);
+#else
+    v_ = o.v_;
+    o.v_ = view_type();
+#endif
+    o.extent = tessera::extent<N>();
+    o.hook_ = nullptr;
+  }
+  TESSERA_INLINE array& operator=(array&& o) noexcept {
+    if (this != &o) {
+      extent = o.extent;
+#ifndef TESSERA_DEVICE_PASS
+      impl::swap_views(v_, o.v_);  // o takes this array's old reference, released below
+#else
+      v_ = o.v_;
+#endif
+      o.v_ = view_type();
+      hook_ = o.hook_;
+      o.extent = tessera::extent<N>();
+      o.hook_ = nullptr;
+    }
     return *this;
   }
   /// Releases this copy's share of the data. An array still holding memory after the Kokkos
@@ -393,6 +442,14 @@ class array {
   /// compare. Allocates nothing.
   impl::captured_buffer describe_memory() const {
     impl::captured_buffer b;
+    static_cast<impl::buffer_layout&>(b) = layout();
+    b.type_name = &impl::scalar_type_name<std::remove_const_t<T>>;
+    return b;
+  }
+  /// The layout alone (pointer, extents, strides, element size): what plan-cache keys and
+  /// overlap checks read; a plain value, which the compiler keeps in registers.
+  impl::buffer_layout layout() const {
+    impl::buffer_layout b;
     b.data = const_cast<std::remove_const_t<T>*>(v_.data());
     b.rank = N;
     for (int d = 0; d < N; ++d) {
@@ -400,7 +457,6 @@ class array {
       b.stride[d] = static_cast<index_type>(v_.stride(d));
     }
     b.elem_bytes = sizeof(T);
-    b.type_name = &impl::scalar_type_name<std::remove_const_t<T>>;
     return b;
   }
   /// The buffer as a launch sees it (host side).

@@ -310,6 +310,14 @@ class array_view {
   /// checks compare. Allocates nothing.
   impl::captured_buffer describe_memory() const {
     impl::captured_buffer b;
+    static_cast<impl::buffer_layout&>(b) = layout();
+    b.type_name = &impl::scalar_type_name<nc_t>;
+    return b;
+  }
+  /// The layout alone (pointer, extents, strides, element size): what plan-cache keys and
+  /// overlap checks read; a plain value, which the compiler keeps in registers.
+  impl::buffer_layout layout() const {
+    impl::buffer_layout b;
     b.data = const_cast<nc_t*>(dev_);
     b.rank = N;
     for (int d = 0; d < N; ++d) {
@@ -317,7 +325,6 @@ class array_view {
       b.stride[d] = stride_[d];
     }
     b.elem_bytes = sizeof(T);
-    b.type_name = &impl::scalar_type_name<nc_t>;
     return b;
   }
   /// The lazy-copy state a kernel reading or writing this view must bring to the device

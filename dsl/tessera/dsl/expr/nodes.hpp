@@ -232,7 +232,7 @@ struct shift_node : expr_base<shift_node<A>> {
   A a;
   index<rank> offset;
   boundary::policy bc;
-  shift_node(const A& x, const index<rank>& d, boundary::policy b) : a(x), offset(d), bc(b) {}
+  shift_node(A x, const index<rank>& d, boundary::policy b) : a(std::move(x)), offset(d), bc(b) {}
   extent<rank> get_extent() const { return a.get_extent(); }
   auto children() const { return std::tie(a); }
   /// "shift(+1,-2; clamp)"
@@ -272,7 +272,7 @@ struct where_node : expr_base<where_node<C, A, B>> {
   A a;
   B b;
   extent<rank> ext;
-  where_node(const C& c_, const A& x, const B& y) : c(c_), a(x), b(y) {
+  where_node(C c_, A x, B y) : c(std::move(c_)), a(std::move(x)), b(std::move(y)) {
     // Every array operand must have the same extent; scalars broadcast.
     bool have = false;
     auto visit = [&](const auto& o) {
@@ -286,9 +286,9 @@ struct where_node : expr_base<where_node<C, A, B>> {
         have = true;
       }
     };
-    visit(c_);
-    visit(x);
-    visit(y);
+    visit(c);
+    visit(a);
+    visit(b);
   }
   extent<rank> get_extent() const { return ext; }
   auto children() const { return std::tie(c, a, b); }
@@ -308,10 +308,10 @@ struct matmul_node : expr_base<matmul_node<A, B>> {
                                          kernel_family::matmul, 2, false};
   A a;
   B b;
-  matmul_node(const A& x, const B& y) : a(x), b(y) {
-    if (x.get_extent()[1] != y.get_extent()[0])
-      throw shape_error("tessera::matmul: inner dimensions differ: A " + to_string(x.get_extent()) +
-                        " x B " + to_string(y.get_extent()));
+  matmul_node(A x, B y) : a(std::move(x)), b(std::move(y)) {
+    if (a.get_extent()[1] != b.get_extent()[0])
+      throw shape_error("tessera::matmul: inner dimensions differ: A " + to_string(a.get_extent()) +
+                        " x B " + to_string(b.get_extent()));
   }
   extent<2> get_extent() const { return extent<2>(a.get_extent()[0], b.get_extent()[1]); }
   auto children() const { return std::tie(a, b); }
@@ -328,7 +328,7 @@ struct transpose_node : expr_base<transpose_node<A>> {
   static constexpr int rank = 2;
   static_assert(A::rank == 2, "tessera::transpose: the operand must be rank 2");
   A a;
-  explicit transpose_node(const A& x) : a(x) {}
+  explicit transpose_node(A x) : a(std::move(x)) {}
   extent<2> get_extent() const { return extent<2>(a.get_extent()[1], a.get_extent()[0]); }
   auto children() const { return std::tie(a); }
   static std::string label() { return "transpose"; }
@@ -350,8 +350,8 @@ struct tile_reduce_node : expr_base<tile_reduce_node<R, C, Op, A, Mean>> {
   static constexpr bool mean = Mean;
   A a;
   Op op;
-  tile_reduce_node(const A& x, Op o) : a(x), op(o) {
-    const auto e = x.get_extent();
+  tile_reduce_node(A x, Op o) : a(std::move(x)), op(o) {
+    const auto e = a.get_extent();
     if (e[0] % R != 0 || e[1] % C != 0)
       throw shape_error(std::string("tessera::") + (Mean ? "tile_mean<" : "tile_reduce<") +
                         std::to_string(R) + "," + std::to_string(C) + ">: extent " + to_string(e) +
@@ -393,20 +393,23 @@ TESSERA_UNARY_OPS(TESSERA_UNARY_BUILDER)
 
 /// `where(cond, a, b)`: a where cond is nonzero, else b. \throws shape_error extents differ
 template <class C, class A, class B>
-requires(impl::expression_like<C> || impl::expression_like<A> ||
-         impl::expression_like<B>) auto where(const C& c, const A& a, const B& b) {
+requires(impl::expression_like<std::remove_cvref_t<C>> ||
+         impl::expression_like<std::remove_cvref_t<A>> ||
+         impl::expression_like<std::remove_cvref_t<B>>) auto where(C&& c, A&& a, B&& b) {
   return where_node<impl::expr_t<C>, impl::expr_t<A>, impl::expr_t<B>>(
-      impl::as_expr(c), impl::as_expr(a), impl::as_expr(b));
+      impl::as_expr(std::forward<C>(c)), impl::as_expr(std::forward<A>(a)),
+      impl::as_expr(std::forward<B>(b)));
 }
 
 namespace impl {
-/// `e` as an expression of element type T: itself, or wrapped in a conversion.
+/// `e` (an expression node, taken by value: moved in by the builders) as an expression of
+/// element type T: itself, or wrapped in a conversion.
 template <class T, class E>
-auto as_type(const E& e) {
+auto as_type(E e) {
   if constexpr (std::is_same_v<typename E::value_type, T>)
     return e;
   else
-    return unary_node<ops::cast<T>, E>(e);
+    return unary_node<ops::cast<T>, E>(std::move(e));
 }
 }  // namespace impl
 
@@ -454,49 +457,51 @@ void compound_assign(const D& dst, const E& e, compound_tag<Op>) {
 /// \param d [in] offset per dimension (any sign and size)
 /// \throws shape_error when a component of d is outside (-2^20, 2^20) (before any kernel runs)
 template <class E, int N>
-requires impl::expression_like<E>
-auto shift(const E& e, const index<N>& d, boundary::policy b) {
+requires impl::expression_like<std::remove_cvref_t<E>>
+auto shift(E&& e, const index<N>& d, boundary::policy b) {
   using X = impl::expr_t<E>;
   static_assert(X::rank == N, "tessera::shift: the offset's rank must be the operand's");
   for (int k = 0; k < N; ++k)
     if (d[k] <= -(1 << 20) || d[k] >= (1 << 20))
       throw shape_error("tessera::shift: offset " + to_string(d) +
                         " out of range (each component in (-2^20, 2^20))");
-  return shift_node<X>(impl::as_expr(e), d, b);
+  return shift_node<X>(impl::as_expr(std::forward<E>(e)), d, b);
 }
 
 /// `matmul(A, B)`: (M x K) x (K x N) -> (M x N), in the common type of the element types
 /// (float x double is a double product; int x float a float one), as C++'s usual arithmetic
 /// conversions would give. \throws shape_error inner dimensions differ
 template <class A, class B>
-requires(impl::expression_like<A>&& impl::expression_like<B>) auto matmul(const A& a, const B& b) {
+requires(impl::expression_like<std::remove_cvref_t<A>>&&
+             impl::expression_like<std::remove_cvref_t<B>>) auto matmul(A&& a, B&& b) {
   using T = std::common_type_t<typename impl::expr_t<A>::value_type,
                                typename impl::expr_t<B>::value_type>;
-  auto x = impl::as_type<T>(impl::as_expr(a));
-  auto y = impl::as_type<T>(impl::as_expr(b));
-  return matmul_node<decltype(x), decltype(y)>(x, y);
+  auto x = impl::as_type<T>(impl::as_expr(std::forward<A>(a)));
+  auto y = impl::as_type<T>(impl::as_expr(std::forward<B>(b)));
+  return matmul_node<decltype(x), decltype(y)>(std::move(x), std::move(y));
 }
 
 /// `transpose(A)`: (M x N) -> (N x M).
 template <class A>
-requires impl::expression_like<A>
-auto transpose(const A& a) {
-  return transpose_node<impl::expr_t<A>>(impl::as_expr(a));
+requires impl::expression_like<std::remove_cvref_t<A>>
+auto transpose(A&& a) {
+  return transpose_node<impl::expr_t<A>>(impl::as_expr(std::forward<A>(a)));
 }
 
 /// Reduces every R x C tile of A with `op` (any associative, commutative operator: ops::add,
 /// ops::max, tessera::maximum<>, ... as for reduce()): (M x N) -> (M/R x N/C).
 /// \throws shape_error when M % R or N % C is not 0
 template <int R, int C, class A, class Op>
-requires impl::expression_like<A>
-auto tile_reduce(const A& a, Op op) {
-  return tile_reduce_node<R, C, Op, impl::expr_t<A>, false>(impl::as_expr(a), op);
+requires impl::expression_like<std::remove_cvref_t<A>>
+auto tile_reduce(A&& a, Op op) {
+  return tile_reduce_node<R, C, Op, impl::expr_t<A>, false>(impl::as_expr(std::forward<A>(a)), op);
 }
 /// The mean of every R x C tile of A (seed 000 as an expression): (M x N) -> (M/R x N/C).
 template <int R, int C, class A>
-requires impl::expression_like<A>
-auto tile_mean(const A& a) {
-  return tile_reduce_node<R, C, ops::add, impl::expr_t<A>, true>(impl::as_expr(a), ops::add{});
+requires impl::expression_like<std::remove_cvref_t<A>>
+auto tile_mean(A&& a) {
+  return tile_reduce_node<R, C, ops::add, impl::expr_t<A>, true>(impl::as_expr(std::forward<A>(a)),
+                                                                 ops::add{});
 }
 
 }  // namespace tessera
