@@ -91,6 +91,21 @@ TEST_CASE("a moved array hands its data over: the source is left empty, no refer
     CHECK(z.view().use_count() == 3);
   }
   CHECK(x.view().use_count() == 1);
+  // A moved array_view takes over its source's share: the data stays alive through it.
+  std::vector<float> host(12);
+  std::iota(host.begin(), host.end(), 0.f);
+  array_view<float, 2> hv(3, 4, host);
+  array_view<float, 2> moved(std::move(hv));
+  CHECK(hv.extent == extent<2>(0, 0));
+  CHECK(moved.extent == extent<2>(3, 4));
+  CHECK(moved(2, 3) == 11.f);
+  array_view<const float, 2> cv(x.section(index<2>(1, 1), extent<2>(2, 3)));
+  array_view<const float, 2> cv2(3, 4, host);
+  cv2 = std::move(cv);
+  CHECK(cv.extent == extent<2>(0, 0));
+  CHECK(cv2.extent == extent<2>(2, 3));
+  x = 5.f;
+  CHECK(sum(cv2) == 30.f);
 }
 
 TEST_CASE("array wraps and exposes a Kokkos::View") {

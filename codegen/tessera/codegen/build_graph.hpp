@@ -208,14 +208,25 @@ inline bool section_offset(const tessera::impl::buffer_layout& a,
 /// first): leaders[0..n). Returns which leader b is an overlapping section of (off filled), or
 /// -1; then b becomes leader n (n grows) unless its memory is a leader's already. build() and
 /// fingerprint() walk the terminals in the same order through this, so they agree.
-inline int section_leader(tessera::impl::buffer_layout* leaders, int& n,
-                          const tessera::impl::buffer_layout& b, std::int64_t off[3]) {
+/// Leaders are layouts (build()) or pointers to layouts that outlive the walk (fingerprint(),
+/// which copies no layout: see array::fill_layout).
+inline const tessera::impl::buffer_layout& layout_of(const tessera::impl::buffer_layout& b) {
+  return b;
+}
+inline const tessera::impl::buffer_layout& layout_of(const tessera::impl::buffer_layout* b) {
+  return *b;
+}
+/// \param as_leader b as a Leader: b itself, or its address
+template <class Leader>
+int section_leader(Leader* leaders, int& n, const tessera::impl::buffer_layout& b,
+                   const Leader& as_leader, std::int64_t off[3]) {
   bool known = false;
   for (int l = 0; l < n; ++l) {
-    if (section_offset(leaders[l], b, off)) return l;
-    known = known || leaders[l].data == b.data;
+    const tessera::impl::buffer_layout& x = layout_of(leaders[l]);
+    if (section_offset(x, b, off)) return l;
+    known = known || x.data == b.data;
   }
-  if (!known) leaders[n++] = b;
+  if (!known) leaders[n++] = as_leader;
   return -1;
 }
 
@@ -276,7 +287,7 @@ int build(const E& e, expr_graph& g, name_table& names, const tessera::impl::cap
       const int before = names.nleaders;
       names.leaders.resize(std::size_t(before) + 1);  // room for b as a new leader
       names.leader_ids.resize(std::size_t(before) + 1);
-      const int l = section_leader(names.leaders.data(), names.nleaders, b, off);
+      const int l = section_leader(names.leaders.data(), names.nleaders, b, b, off);
       if (names.nleaders > before) names.leader_ids[std::size_t(before)] = id;
       if (l >= 0) {
         n.section_of = names.leader_ids[std::size_t(l)];
@@ -356,20 +367,22 @@ inline constexpr int fingerprint_size = key_entries<E>() + 2;
 /// is an overlapping section of, at which offset, and its strides (the memory a stage of
 /// overlapping sections spans is counted in them); nodes with a plan_key() add it; last, the
 /// destination's element type (its type-name function: one per type) and whether its elements
-/// are contiguous. No allocation.
+/// are contiguous. Written to key[0, fingerprint_size<E>). No allocation, and no layout copied:
+/// each terminal's is written in place and referred to (a struct just stored field by field
+/// and then copied is read back with wide loads the stores cannot forward: a d = a + b of 1000
+/// floats spent a fifth of its host time in two such stalls here, on a Zen 4 core).
 template <class E>
-std::array<std::int64_t, fingerprint_size<E>> fingerprint(
-    const E& e, const tessera::impl::captured_buffer* dst) {
-  std::array<std::int64_t, fingerprint_size<E>> key{};
+void fingerprint_into(const E& e, const tessera::impl::captured_buffer* dst, std::int64_t* key) {
+  for (int i = 0; i < fingerprint_size<E>; ++i) key[i] = 0;
   int k = 0;
-  struct memory_class {
-    const void* data;
-    index_type stride[3];
-  };
   constexpr int terminals = std::max(kind_count<E, node_kind::terminal>(), 1);
-  memory_class seen[terminals] = {};
+  tessera::impl::buffer_layout layouts[terminals];  // the terminals', in walk order
+  int nterminals = 0;
+  // The first terminal of each memory class (the same memory and strides), and the leaders as
+  // build() finds them: pointers into `layouts`.
+  const tessera::impl::buffer_layout* seen[terminals];
   int nseen = 0;
-  tessera::impl::buffer_layout leaders[terminals] = {};  // as build() finds them
+  const tessera::impl::buffer_layout* leaders[terminals];
   int nleaders = 0;
   auto visit = [&](const auto& self, const auto& n) -> void {
     using N = std::remove_cvref_t<decltype(n)>;
@@ -381,20 +394,22 @@ std::array<std::int64_t, fingerprint_size<E>> fingerprint(
     for (int d = 0; d < 3; ++d) key[k + R + d] = n.sched.tile[d];
     const int at = k + R + 3;  // the node's own entries after its extent and schedule
     if constexpr (N::traits.kind == node_kind::terminal) {
-      const auto b = n.a.layout();
+      tessera::impl::buffer_layout& b = layouts[nterminals++];
+      n.a.fill_layout(b);
       key[at] = static_cast<std::int64_t>(classify(b, dst)) * 2 + (contiguous(b) ? 1 : 0);
       // The first terminal with the same memory (names in plans) and the same strides (the
       // same elements at every index: stencil operands staged once).
       int cls = 0;
-      auto same = [&](const memory_class& m) {
-        return m.data == b.data && m.stride[0] == b.stride[0] && m.stride[1] == b.stride[1] &&
-               m.stride[2] == b.stride[2];
+      auto same = [&](const tessera::impl::buffer_layout* m) {
+        return m->data == b.data && m->stride[0] == b.stride[0] && m->stride[1] == b.stride[1] &&
+               m->stride[2] == b.stride[2];
       };
       while (cls < nseen && !same(seen[cls])) ++cls;
-      if (cls == nseen) seen[nseen++] = {b.data, {b.stride[0], b.stride[1], b.stride[2]}};
+      if (cls == nseen) seen[nseen++] = &b;
       key[at + 1] = cls;
       std::int64_t off[3];
-      if (const int l = section_leader(leaders, nleaders, b, off); l >= 0) {
+      const tessera::impl::buffer_layout* const as_leader = &b;
+      if (const int l = section_leader(leaders, nleaders, b, as_leader, off); l >= 0) {
         key[at + 2] = l + 1;
         for (int d = 0; d < R; ++d) key[at + 3 + d] = off[d];
       }
@@ -410,6 +425,13 @@ std::array<std::int64_t, fingerprint_size<E>> fingerprint(
   visit(visit, e);
   key[k] = dst ? static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(dst->type_name)) : 0;
   key[k + 1] = dst && !contiguous(*dst) ? 0 : 1;
+}
+/// fingerprint_into as a value.
+template <class E>
+std::array<std::int64_t, fingerprint_size<E>> fingerprint(
+    const E& e, const tessera::impl::captured_buffer* dst) {
+  std::array<std::int64_t, fingerprint_size<E>> key;
+  fingerprint_into(e, dst, key.data());
   return key;
 }
 

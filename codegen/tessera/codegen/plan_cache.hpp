@@ -48,10 +48,9 @@ class plan_cache {
   static const lowered& get(const E& e, const tessera::impl::captured_buffer* dst,
                             std::uint64_t target_key, TargetFn&& t) {
     key_type key;
-    const auto fp = fingerprint(e, dst);
-    for (std::size_t i = 0; i < fp.size(); ++i) key[i] = fp[i];
-    key[fp.size()] = static_cast<std::int64_t>(target_key);
-    key[fp.size() + 1] =
+    fingerprint_into(e, dst, key.data());  // in place: a copy would stall (fingerprint_into)
+    key[fingerprint_size<E>] = static_cast<std::int64_t>(target_key);
+    key[fingerprint_size<E> + 1] =
         static_cast<std::int64_t>(target_generation().load(std::memory_order_relaxed));
     // This thread's last plan of type E: repeated assignments of one shape take no lock.
     static thread_local last_hit last;

@@ -442,22 +442,29 @@ class array {
   /// compare. Allocates nothing.
   impl::captured_buffer describe_memory() const {
     impl::captured_buffer b;
-    static_cast<impl::buffer_layout&>(b) = layout();
+    fill_layout(b);
     b.type_name = &impl::scalar_type_name<std::remove_const_t<T>>;
     return b;
   }
   /// The layout alone (pointer, extents, strides, element size): what plan-cache keys and
-  /// overlap checks read; a plain value, which the compiler keeps in registers.
+  /// overlap checks read.
   impl::buffer_layout layout() const {
     impl::buffer_layout b;
+    fill_layout(b);
+    return b;
+  }
+  /// Writes the layout into b's fields in place (a layout built apart and then copied is
+  /// copied with wide loads of the fields just stored one by one, which the stores cannot
+  /// forward: a stall of tens of cycles on the path of every assignment).
+  void fill_layout(impl::buffer_layout& b) const {
     b.data = const_cast<std::remove_const_t<T>*>(v_.data());
     b.rank = N;
     for (int d = 0; d < N; ++d) {
       b.extent[d] = extent[d];
       b.stride[d] = static_cast<index_type>(v_.stride(d));
     }
+    for (int d = N; d < 3; ++d) b.extent[d] = b.stride[d] = 0;
     b.elem_bytes = sizeof(T);
-    return b;
   }
   /// The buffer as a launch sees it (host side).
   impl::captured_buffer describe() const {

@@ -116,6 +116,24 @@ class array_view {
     for (int d = 0; d < N; ++d) stride_[d] = o.stride_[d];
     retain();
   }
+  /// A move takes over `o`'s share of the data (no reference count touched); `o` is left an
+  /// empty view (extent 0, no data).
+  TESSERA_INLINE array_view(array_view&& o) noexcept
+      : extent(o.extent), dev_(o.dev_), offset_(o.offset_), st_(o.st_), hook_(o.hook_) {
+    for (int d = 0; d < N; ++d) stride_[d] = o.stride_[d];
+    o.extent = tessera::extent<N>();
+    o.dev_ = nullptr;
+    o.offset_ = 0;
+    o.st_ = nullptr;
+    o.hook_ = nullptr;
+  }
+  TESSERA_INLINE array_view& operator=(array_view&& o) noexcept {
+    if (this != &o) {
+      array_view tmp(std::move(o));
+      swap(tmp);
+    }
+    return *this;
+  }
   TESSERA_INLINE array_view& operator=(const array_view& o) {
     if (this != &o) {
       array_view tmp(o);
@@ -310,22 +328,29 @@ class array_view {
   /// checks compare. Allocates nothing.
   impl::captured_buffer describe_memory() const {
     impl::captured_buffer b;
-    static_cast<impl::buffer_layout&>(b) = layout();
+    fill_layout(b);
     b.type_name = &impl::scalar_type_name<nc_t>;
     return b;
   }
   /// The layout alone (pointer, extents, strides, element size): what plan-cache keys and
-  /// overlap checks read; a plain value, which the compiler keeps in registers.
+  /// overlap checks read.
   impl::buffer_layout layout() const {
     impl::buffer_layout b;
+    fill_layout(b);
+    return b;
+  }
+  /// Writes the layout into b's fields in place (a layout built apart and then copied is
+  /// copied with wide loads of the fields just stored one by one, which the stores cannot
+  /// forward: a stall of tens of cycles on the path of every assignment).
+  void fill_layout(impl::buffer_layout& b) const {
     b.data = const_cast<nc_t*>(dev_);
     b.rank = N;
     for (int d = 0; d < N; ++d) {
       b.extent[d] = extent[d];
       b.stride[d] = stride_[d];
     }
+    for (int d = N; d < 3; ++d) b.extent[d] = b.stride[d] = 0;
     b.elem_bytes = sizeof(T);
-    return b;
   }
   /// The lazy-copy state a kernel reading or writing this view must bring to the device
   /// (nullptr when host and device share the memory).

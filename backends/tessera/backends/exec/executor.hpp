@@ -49,10 +49,13 @@ codegen::target make_target() {
 /// of Serial and OpenMP in one build differ) and its concurrency.
 template <class Space>
 std::uint64_t target_key(const Space& exec) {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a of the backend's name
-  for (const char* c = backend<Space>::name; *c; ++c)
-    h = (h ^ std::uint64_t(*c)) * 1099511628211ull;
-  return h ^ (std::uint64_t(tessera::impl::concurrency_of(exec)) << 1);
+  static constexpr std::uint64_t name_hash = [] {  // FNV-1a of the backend's name
+    std::uint64_t h = 1469598103934665603ull;
+    for (const char* c = backend<Space>::name; *c; ++c)
+      h = (h ^ std::uint64_t(*c)) * 1099511628211ull;
+    return h;
+  }();
+  return name_hash ^ (std::uint64_t(tessera::impl::concurrency_of(exec)) << 1);
 }
 
 /// Brings every array_view terminal of e to the device before kernels read it.
