@@ -278,7 +278,8 @@ int build(const E& e, expr_graph& g, name_table& names, const tessera::impl::cap
     fill_type<typename E::value_type>(n);
     for (int d = 0; d < 3; ++d) n.tile[d] = e.sched.tile[d];
     if constexpr (E::traits.kind == node_kind::terminal) {
-      const auto b = e.a.layout();
+      tessera::impl::buffer_layout b;
+      e.a.fill_layout(b);
       n.label = names.of(b.data);
       n.with_output = classify(b, dst);
       n.contiguous = contiguous(b);

@@ -446,16 +446,10 @@ class array {
     b.type_name = &impl::scalar_type_name<std::remove_const_t<T>>;
     return b;
   }
-  /// The layout alone (pointer, extents, strides, element size): what plan-cache keys and
-  /// overlap checks read.
-  impl::buffer_layout layout() const {
-    impl::buffer_layout b;
-    fill_layout(b);
-    return b;
-  }
-  /// Writes the layout into b's fields in place (a layout built apart and then copied is
-  /// copied with wide loads of the fields just stored one by one, which the stores cannot
-  /// forward: a stall of tens of cycles on the path of every assignment).
+  /// Writes the layout alone (pointer, extents, strides, element size: what plan-cache keys
+  /// and overlap checks read) into b's fields, in place: a layout built apart and then copied
+  /// is copied with wide loads of the fields just stored one by one, which the stores cannot
+  /// forward (a stall of tens of cycles on the path of every assignment).
   void fill_layout(impl::buffer_layout& b) const {
     b.data = const_cast<std::remove_const_t<T>*>(v_.data());
     b.rank = N;
