@@ -295,12 +295,8 @@ class array {
   /// says so once on stderr, rather than let Kokkos terminate the process.
   TESSERA_INLINE ~array() {
 #ifndef TESSERA_DEVICE_PASS
-    if (v_.data() != nullptr && !Kokkos::is_initialized()) {
-      impl::report_outlived_runtime("tessera::array<" +
-                                    impl::scalar_type_name<std::remove_const_t<T>>() + ", " +
-                                    std::to_string(N) + "> of extent " + to_string(extent));
-      (void)new view_type(std::move(v_));  // never destroyed: no deallocation after finalize
-    }
+    if (v_.data() != nullptr && !Kokkos::is_initialized()) [[unlikely]]
+      outlived_runtime();
 #endif
   }
 
@@ -504,6 +500,16 @@ class array {
     for (index_type k = 0; k < n; ++k, ++first) p[k] = static_cast<T>(*first);
     Kokkos::deep_copy(v, h);
     return v;
+  }
+
+  /// The destructor's rare path, out of line (the message's strings kept a large frame on
+  /// every array's destruction): reports the array once, and keeps its View from freeing
+  /// memory after Kokkos::finalize (never destroyed).
+  [[gnu::noinline, gnu::cold]] void outlived_runtime() {
+    impl::report_outlived_runtime("tessera::array<" +
+                                  impl::scalar_type_name<std::remove_const_t<T>>() + ", " +
+                                  std::to_string(N) + "> of extent " + to_string(extent));
+    (void)new view_type(std::move(v_));
   }
 
   view_type v_;
