@@ -166,13 +166,6 @@ TESSERA_INLINE constexpr bool row_major_contiguous(const extent<N>& e, const ind
 }
 }  // namespace impl
 
-/// N-dimensional data in the default Kokkos memory space (device memory on GPU backends).
-///
-/// A handle like Kokkos::View: copies share the data, so kernels capture it by value
-/// (TESSERA_KERNEL). `copy()` makes a deep copy. Elements are accessed with `a(i, j)` or
-/// `a[idx]` inside kernels; on host backends also on the host (on GPU backends host code gets a
-/// usage_error: copy the data or use an array_view). Layout is row-major (LayoutRight).
-/// \tparam T element type (arithmetic or trivially copyable)  \tparam N rank, 1..3
 namespace impl {
 /// Throws shape_error naming `fn` unless origin and e are non-negative and origin + e lies
 /// inside `whole` (the sections of arrays and views).
@@ -213,6 +206,15 @@ template <char Op>
 struct compound_tag {};
 }  // namespace impl
 
+/// N-dimensional data in the default Kokkos memory space (device memory on GPU backends).
+///
+/// A handle like Kokkos::View: copies share the data, so kernels capture it by value
+/// (TESSERA_KERNEL). `copy()` makes a deep copy. Elements are accessed with `a(i, j)` or
+/// `a[idx]` inside kernels; on host backends also on the host (on GPU backends host code gets a
+/// usage_error: copy the data or use an array_view). Layout is row-major (LayoutRight).
+/// A move hands the data over: the moved-from array is left empty (extent 0, no data), as
+/// default constructed, and may be assigned again.
+/// \tparam T element type (arithmetic or trivially copyable)  \tparam N rank, 1..3
 template <class T, int N>
 class array {
   static_assert(N >= 1 && N <= 3, "tessera::array<T,N>: rank N must be 1, 2 or 3");
@@ -264,7 +266,7 @@ class array {
   // its reference count (3.4 and 4.6: its tracker has only copy operations), so a "move" costs
   // an increment and, when `o` dies, a decrement, each a call into Kokkos (about 10 ns a copy
   // and its destruction on Kokkos 3.4). An expression moves its operands into every node it is
-  // built into (dsl/nodes.hpp).
+  // built into (dsl/expr/nodes.hpp).
   TESSERA_INLINE array(array&& o) noexcept : extent(o.extent), hook_(o.hook_) {
 #ifndef TESSERA_DEVICE_PASS
     impl::swap_views(v_, o.v_);
