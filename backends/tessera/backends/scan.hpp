@@ -182,8 +182,7 @@ void run_scan(const Space& exec, const codegen::kernel_plan& k, const X& x,
                        "walks at most " + std::to_string(max_scan_line_block));
     const index_type per_outer = (s.inner + k.scan_line_block - 1) / k.scan_line_block;
     const scan_lines<core> f{c, k.scan_line_block, per_outer};
-    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                             typename Space::memory_space>::accessible) {
+    if constexpr (host_readable_space<Space>) {
       if (k.inline_run) {
         tessera::impl::fence(exec);  // earlier kernels on exec may still write the operand
         for (index_type i = 0; i < k.league_size; ++i) f(i);

@@ -59,8 +59,7 @@ void run_sort(const Space& exec, const std::vector<codegen::kernel_plan>& ks, co
   const index_type tile = k.sort_tile;
   T* cur = passes % 2 == 0 ? fin : tmp;
   T* other = passes % 2 == 0 ? tmp : fin;
-  constexpr bool host =
-      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible;
+  constexpr bool host = host_readable_space<Space>;
   const profiling_region region("tessera::sort");
   if (k.scratch_bytes[0] + k.scratch_bytes[1] > 0) {
     const sort_tile_ranks<Space, X, T, Comp> f{x, cur, n, tile, comp, k.scratch_level};

@@ -219,8 +219,7 @@ typename Rule::acc_type fold_all_direct(const Space& exec, const codegen::kernel
   const index_type n = x.size();
   tessera::impl::require_runtime(k.label.c_str());
   const profiling_region region(k.label);
-  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                           typename Space::memory_space>::accessible) {
+  if constexpr (host_readable_space<Space>) {
     if (k.inline_run) {
       tessera::impl::fence(exec);  // earlier kernels on exec may still write the operand
       return folder{e, rule, x, prefetch_elements<folder>(k), k.reduce_from_memory}.fold(0, n);
