@@ -295,15 +295,15 @@ TEST_CASE("transpose staging: set_transpose_staging and tune_transpose choose ho
 #if defined(KOKKOS_ENABLE_SERIAL) || defined(KOKKOS_ENABLE_OPENMP)
 TEST_CASE("unaligned transpose blocks: every kernel, set by hand or by tune_transpose_unaligned") {
   using backends::host::transpose_block_size;
-  CHECK(transpose_unaligned_in_use() == transpose_unaligned::quads);
+  CHECK(transpose_unaligned_in_use() == transpose_unaligned::strips);
   const auto& kernels = backends::host::unaligned_block_stores;  // every kernel there is
-  CHECK(kernels.size() == 3);
+  CHECK(kernels.size() == 4);
   // The block walk itself, with output row strides of every remainder modulo a line (and
   // whole lines), each output starting off a line too: every kernel writes the exact transpose
   // of every block and nothing else (the guard elements stay as they were; halves_prefetched
   // asks for lines past the output's end, which only a prefetch may).
   constexpr int B = transpose_block_size;
-  for (const long count : {1L, 3L})
+  for (const long count : {1L, 3L, 5L})
     for (const long ldo : {long(B) * count, B * count + 1, B * count + 4, B * count + 15,
                            B * count + 16, B * count + 37}) {
       const long ld = B + 3;  // operand rows 76 bytes apart
@@ -327,21 +327,14 @@ TEST_CASE("unaligned transpose blocks: every kernel, set by hand or by tune_tran
           CHECK(out[std::size_t(B * ldo + shift)] == -7.f);
         }
     }
-  // The setting is the kernel of outputs larger than a core's L2; smaller ones run quads.
   const std::size_t l2 = std::size_t(backends::host::impl::host_caches().l2);
-  set_transpose_unaligned(transpose_unaligned::halves);
-  CHECK(backends::host::unaligned_store_for(l2, l2) == transpose_unaligned::quads);
-  CHECK(backends::host::unaligned_store_for(l2 + 4, l2) == transpose_unaligned::halves);
-  set_transpose_unaligned(transpose_unaligned::halves_prefetched);
-  CHECK(backends::host::unaligned_store_for(l2, l2) == transpose_unaligned::quads);
-  CHECK(backends::host::unaligned_store_for(l2 + 4, l2) == transpose_unaligned::halves_prefetched);
-  set_transpose_unaligned(transpose_unaligned::quads);
-  CHECK(backends::host::unaligned_store_for(l2 + 4, l2) == transpose_unaligned::quads);
   CHECK(std::string(backends::host::to_string(transpose_unaligned::halves_prefetched)) ==
         "halves, output lines prefetched");
+  CHECK(std::string(backends::host::to_string(transpose_unaligned::strips)) ==
+        "strips (32-byte pieces, 8 rows at a time)");
   // Tier 1 transposes whose output rows do not start on a line (seed 003's shape among them),
-  // edges included, with each kernel set: the exact transpose every way (the kernels differ
-  // for 999 x 666 and for the shape whose output just exceeds L2).
+  // edges included, with each kernel set, for outputs in L2 and larger: the exact transpose
+  // every way.
   std::vector<std::array<long, 2>> shapes = {
       {999, 666}, {long(l2 / (4 * 333)) + 7, 333}, {100, 96}, {96, 100}, {17, 33}, {16, 17}, {1, 1},
       {0, 5}};
@@ -363,18 +356,18 @@ TEST_CASE("unaligned transpose blocks: every kernel, set by hand or by tune_tran
       CHECK(max_abs_diff(to_eigen(Td), tessera::eigen_matrix<double>(ed.transpose())) == 0.0);
     }
   }
-  set_transpose_unaligned(transpose_unaligned::quads);
+  set_transpose_unaligned(transpose_unaligned::strips);
   const auto target = backends::backend<execution_space>::make_target();
   const transpose_unaligned pick = tune_transpose_unaligned();
   CHECK(transpose_unaligned_in_use() == pick);
-  if (target.thread_per_logical) CHECK(pick == transpose_unaligned::quads);  // nothing timed
+  if (target.thread_per_logical) CHECK(pick == transpose_unaligned::strips);  // nothing timed
   MESSAGE(
       "tune_transpose_unaligned on this machine: " << std::string(backends::host::to_string(pick)));
   M ea = tt::random_matrix<float>(999, 666);
   array<float, 2> A = from_eigen(ea), T(666, 999);
   T = transpose(A);
   CHECK(max_abs_diff(to_eigen(T), M(ea.transpose())) == 0.0);
-  set_transpose_unaligned(transpose_unaligned::quads);  // the default for the rest
+  set_transpose_unaligned(transpose_unaligned::strips);  // the default for the rest
 }
 #endif
 

@@ -144,11 +144,12 @@ transpose_staging tune_transpose() {
 
 /// How CPU transposes of 4-byte elements write 16 x 16 blocks whose output rows do not start on
 /// a cache line (an output row stride that is not whole 64-byte lines, e.g. 999 x 666 floats):
-/// `quads` (4 x 4 transposes, 16-byte pieces; the default), `halves` (8 x 8 transposes,
-/// 32-byte pieces) or `halves_prefetched` (halves, each block's output lines prefetched for
-/// writing two blocks ahead), in builds with vectors of 32 bytes or more (elsewhere none
-/// applies). The values are the same every way; which is faster depends on the core and on
-/// where the output's lines are (backends/host/transpose.hpp has the figures).
+/// `strips` (8 x 8 transposes, 32-byte pieces, 8 output rows at a time across a row of blocks;
+/// the default), `quads` (4 x 4 transposes, 16-byte pieces), `halves` (8 x 8 transposes, block
+/// by block) or `halves_prefetched` (halves, each block's output lines prefetched for writing
+/// two blocks ahead), in builds with vectors of 32 bytes or more (elsewhere none applies). The
+/// values are the same every way; which is faster depends on the core and on where the
+/// output's lines are (backends/host/transpose.hpp has the figures).
 using transpose_unaligned = backends::host::unaligned_block_store;
 
 /// The kernel later CPU transposes use for blocks whose output rows do not start on a line.
@@ -159,21 +160,22 @@ inline transpose_unaligned transpose_unaligned_in_use() {
 inline void set_transpose_unaligned(transpose_unaligned s) {
   backends::host::transpose_unaligned_setting().store(s);
 }
-/// Times a float transpose whose output rows do not start on a line and whose output is larger
-/// than a core's L2 (the transposes the choice applies to: backends::host::unaligned_store_for),
-/// (side + 1) x side floats with side about sqrt(2 L2 / 4) (720 with 1 MiB of L2: operand and
-/// output 2 MB each), with `quads`, `halves` and `halves_prefetched`, and uses the fastest.
-/// Each run writes the next of enough outputs that about 1.5 times the last-level cache (at
-/// most 64 outputs) is written between two runs into one: its lines come from memory, as those
-/// of a transpose's output mostly do. Repeated into one output held in L2/L3, a Zen 4 core ran
-/// `quads` 13-21 % faster; with the output's lines from memory `halves` 15-30 % faster (999 x 666
-/// floats), and the transposes this applies to write more than L2 holds; `halves_prefetched`
-/// was 1.2-1.5x `halves` there at x86-64-v3 (transpose.hpp). Best of 10 each, then 20 alternated
-/// rounds: 35-54 ms for two kernels on a Zen 4 core with 32 MiB of L3 (26 outputs of 2 MB, first
-/// touched once), which picked `halves` over `quads` in 22 calls of 23; 43-51 ms for the three.
-/// No margin: where two are within the noise either is as good. Returns the kernel now in
-/// use; on a GPU mapping, or in builds where the choice does not apply (vectors under 32
-/// bytes), returns it untimed. Explicit: nothing calls it implicitly.
+/// Times float transposes whose output rows do not start on a line with every kernel
+/// (backends::host::unaligned_block_stores) where the output's lines are in each of three
+/// places, and uses the kernel whose slowest place is the least behind that place's fastest
+/// kernel (the largest minimum over the places of fastest seconds / its seconds; a tie keeps
+/// the earlier kernel of the list): in L2 ((s + 1) x s floats, s about sqrt(L2 / 16): 256 KB
+/// with 1 MiB of L2, written again and again), in the last-level cache ((S + 1) x S, S about
+/// sqrt(2 L2 / 4): 720, 2 MB, written again and again) and from memory (the same shape, each
+/// run writing the next of enough outputs that about 1.5 times the last-level cache is written
+/// between two runs into one, at most 64). Which place a transpose's output is in depends on
+/// the program around it, so the kernel is the one that is never far behind: on a Zen 4 core
+/// (five calls) `halves_prefetched` took 0.89-1.01x the time of `strips` from memory, but
+/// 1.5-1.6x in the last-level cache, and every call picked `strips`; in L2 all four
+/// were within 20 %. Best of 10 each, then 20 alternated rounds, per place: 60 ms on that core
+/// (1 MiB of L2, 32 MiB of L3). Returns the kernel now in use; on a GPU
+/// mapping, or in builds where the choice does not apply (vectors under 32 bytes), returns it
+/// untimed. Explicit: nothing calls it implicitly.
 /// \throws what allocating the arrays throws; the kernel in use before is then kept.
 ///         @pre Kokkos is initialized; not inside a parallel region.
 inline transpose_unaligned tune_transpose_unaligned() {
@@ -185,17 +187,19 @@ inline transpose_unaligned tune_transpose_unaligned() {
 #endif
   if (!applies || target.thread_per_logical) return transpose_unaligned_in_use();
   const std::size_t l2 = target.l2_bytes > 0 ? target.l2_bytes : std::size_t(1) << 20;
-  const index_type side =
-      std::max<index_type>(index_type(std::sqrt(2.0 * double(l2) / sizeof(float))) / 16 * 16, 16);
+  auto side_of = [](double bytes) {
+    return std::max<index_type>(index_type(std::sqrt(bytes / sizeof(float))) / 16 * 16, 16);
+  };
+  const index_type small = side_of(double(l2) / 4), side = side_of(2.0 * double(l2));
   const std::size_t out_bytes = std::size_t(side) * std::size_t(side + 1) * sizeof(float);
   const std::size_t llc = std::max(backends::host::impl::memory_resident_min_bytes(), l2);
   const std::size_t outputs = std::min<std::size_t>(64, 3 * llc / 2 / out_bytes + 2);
-  array<float, 2> a(side + 1, side);
+  array<float, 2> a_small(small + 1, small), t_small(small, small + 1), a(side + 1, side);
+  a_small = 1.f;
   a = 1.f;
   std::vector<array<float, 2>> t;
   t.reserve(outputs);
   for (std::size_t k = 0; k < outputs; ++k) t.emplace_back(side, side + 1);
-  std::size_t next = 0;
   struct restore {
     transpose_unaligned before = transpose_unaligned_in_use();
     bool done = false;
@@ -204,18 +208,36 @@ inline transpose_unaligned tune_transpose_unaligned() {
     }
   } guard;
   constexpr auto& kernels = backends::host::unaligned_block_stores;
-  const auto seconds = impl::best_seconds_of(
-      kernels, [](transpose_unaligned s) { set_transpose_unaligned(s); },
-      [&] {
-        t[next] = transpose(a);
-        next = (next + 1) % outputs;
-      },
-      10, 20);
-  const transpose_unaligned pick =
-      kernels[std::size_t(std::min_element(seconds.begin(), seconds.end()) - seconds.begin())];
-  set_transpose_unaligned(pick);
+  const auto use = [](transpose_unaligned s) {
+    set_transpose_unaligned(s);
+  };
+  std::size_t next = 0;
+  const std::array<std::array<double, kernels.size()>, 3> seconds{
+      impl::best_seconds_of(
+          kernels, use, [&] { t_small = transpose(a_small); }, 10, 20),
+      impl::best_seconds_of(
+          kernels, use, [&] { t[0] = transpose(a); }, 10, 20),
+      impl::best_seconds_of(
+          kernels, use,
+          [&] {
+            t[next] = transpose(a);
+            next = (next + 1) % outputs;
+          },
+          10, 20)};
+  std::size_t pick = 0;
+  double pick_score = -1;
+  for (std::size_t k = 0; k < kernels.size(); ++k) {
+    double score = 1;
+    for (const auto& place : seconds)
+      score = std::min(score, *std::min_element(place.begin(), place.end()) / place[k]);
+    if (score > pick_score) {
+      pick = k;
+      pick_score = score;
+    }
+  }
+  set_transpose_unaligned(kernels[pick]);
   guard.done = true;
-  return pick;
+  return kernels[pick];
 }
 
 /// Software prefetch of the CPU kernels that stream from memory: by default derived from the

@@ -682,9 +682,8 @@ struct kernels {
         stream && th % B == 0 && sc.out_tile_bytes >= std::size_t(th) * std::size_t(tw) * sizeof(T);
     const index_type per = k.tiles_per_team, groups_i = (tiles_i + per - 1) / per;
     const index_type group = k.staged_row_group > 0 ? k.staged_row_group : tw;
-    // Blocks whose output rows do not start on a line: the kernel for this output's size.
-    const unaligned_block_store unaligned = unaligned_store_for(
-        std::size_t(rows) * std::size_t(cols) * sizeof(T), std::size_t(impl::host_caches().l2));
+    // Blocks whose output rows do not start on a line: the kernel in use (read once a launch).
+    const unaligned_block_store unaligned = transpose_unaligned_setting().load();
     // Team `rank`'s tiles, with its scratch at `scratch` (64-byte aligned).
     auto team_tiles = [=](index_type rank, char* const scratch) {
       // Tiles down a column of the output first: consecutive teams (and a team's `per` tiles)

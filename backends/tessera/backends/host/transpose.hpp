@@ -87,8 +87,11 @@ TESSERA_HOST_FORCEINLINE V halves4(const V& a, const V& b, std::index_sequence<M
 /// transpose, bound by its loads, ran no faster for it on a Zen 5 core).
 template <class T, int N>
 TESSERA_HOST_FORCEINLINE void transpose_rows(row_vec<T, N> r[N]) {
+  // Every loop over rows unrolled (the rows then stay in registers): GCC's -O2 kept them in a
+  // stack array (a 999 x 666 float transpose through 8 x 8 sub-blocks at 0.6x its -O3 speed).
   auto stage = [&](auto b) {
     constexpr int B = decltype(b)::value;
+    TESSERA_GCC_UNROLL(16)
     for (int i = 0; i < N; ++i)
       if ((i & B) == 0) swap_blocks<B>(r[i], r[i + B], std::make_index_sequence<N>{});
   };
@@ -97,6 +100,7 @@ TESSERA_HOST_FORCEINLINE void transpose_rows(row_vec<T, N> r[N]) {
   if constexpr (sizeof(T) == 4 && (N == 4 || N == 8)) {
     constexpr auto lanes = std::make_index_sequence<N>{};
     constexpr auto pairs = std::make_index_sequence<N / 2>{};
+    TESSERA_GCC_UNROLL(4)
     for (int g = 0; g < N; g += 4) {
       using V = row_vec<T, N>;
       const V t0 = interleave4<0>(r[g], r[g + 1], lanes);
@@ -129,6 +133,7 @@ TESSERA_HOST_FORCEINLINE void transpose_sub_block(const T* in, std::ptrdiff_t ld
   // and k + N / 2) into the loads, twice as many of them, each crossing a line as often where
   // the rows are not aligned (999 x 666 floats at x86-64-v3 on a Zen 5 core, one call, best of 300
   // alternated with OpenBLAS' somatcopy: 0.87-0.89x -> 0.94-0.98x its speed).
+  TESSERA_GCC_UNROLL(16)
   for (int k = 0; k < N; ++k) asm("" : "+v"(r[k]));
 #endif
   transpose_rows<E, N>(r);
@@ -269,41 +274,65 @@ TESSERA_HOST_FORCEINLINE void transpose_block_quads(const T* in, std::ptrdiff_t 
       store_halves(o + 3 * ldo, halves4<2>(t2, t3, pairs));
     }
 }
+
+/// Eight output rows of a 16 x 16 block of 4-byte T: out[q * ldo + r] = in[r * ld + q] for q in
+/// [0, 8), r in [0, 16), as two 8 x 8 transposes of 32-byte rows (operand rows 0-7, then 8-15,
+/// of operand columns 0-7), each output row written in two 32-byte pieces. transpose_blocks'
+/// `strips` kernel calls it for the upper half of every block of a row of blocks, then for the
+/// lower half.
+template <class T>
+TESSERA_HOST_FORCEINLINE void transpose_strip_rows(const T* in, std::ptrdiff_t ld, T* out,
+                                                   std::ptrdiff_t ldo) {
+  static_assert(sizeof(T) == 4);
+  using V = row_vec<std::uint32_t, 8>;
+  constexpr auto rows = std::make_index_sequence<8>{};
+  transpose_sub_block<T, std::uint32_t, 8>(
+      in, ld, [&](int q, const V& v) { simd::store(out + q * ldo, v); }, rows);
+  transpose_sub_block<T, std::uint32_t, 8>(
+      in + 8 * ld, ld, [&](int q, const V& v) { simd::store(out + q * ldo + 8, v); }, rows);
+}
 }  // namespace impl
 #endif
 
 /// How transpose_blocks writes blocks of 4-byte elements whose output rows do not start on a
 /// 64-byte line (a row stride that is not whole lines, e.g. seed 003's 999 x 666), in builds
-/// with vectors of 32 bytes or more: which is faster depends on the core, not on a cache size.
-/// Measured on a 2-core AMD EPYC, 999 x 666 floats: Zen 5 (native AVX-512) 0.93-0.94x OpenBLAS'
-/// somatcopy with `quads`, 0.85-0.87x with `halves`; Zen 4 (AVX-512 executed as two 256-bit
-/// halves) the block walk 114-124 us with `quads`, 92-97 us with `halves` before quads' store
-/// change; after it `quads` 13-21 % ahead with the output in L2/L3 (written again and again),
-/// `halves` 15-30 % ahead with the output's lines coming from memory (unaligned_store_for:
-/// outputs larger than L2 use the kernel tessera::tune_transpose_unaligned times there).
-/// A block's 16 output rows lie a row stride apart, 16 interleaved write streams that the
-/// hardware prefetchers do not follow: `halves_prefetched` asks for the lines of the block two
-/// blocks on along each output row before writing a block (one prefetch for writing per row:
-/// the line its last element lies in; the row's first line is the previous block's last).
-/// Measured on a Zen 4 core, 999 x 666 floats, x86-64-v3, best of 300 alternated with
-/// OpenBLAS' somatcopy (Haswell kernels), 8 MB of other data written between runs: 1.24-1.46x
-/// `halves`' speed, 1.12-1.37x somatcopy's (with the output in L2/L3 between runs it costs
-/// 5-10 %); one block ahead or four gained less.
+/// with vectors of 32 bytes or more. Such a row stores into two lines wherever a piece crosses
+/// one, and a block's 16 output rows are 16 write streams a row stride apart.
+///
+/// `strips` (the default) writes a row of blocks (one transpose_blocks call: a run of output
+/// columns) in two strips of 8 output rows, each strip across every block of the run before the
+/// next, through 8 x 8 transposes of 32-byte rows: 8 write streams at a time, each written in
+/// one run of 32-byte pieces as long as the row of blocks, where the other kernels write 16
+/// rows a block (64 bytes) at a time. Measured on a 2-core AMD EPYC Zen 4 (-march=native,
+/// floats, output rows 7 floats longer than the transpose, 64 x 256 tiles, best of 40, every
+/// kernel timed in turn), GB/s read + written, strips / quads / halves / halves_prefetched /
+/// OpenBLAS 0.3.21 somatcopy: output written again and again (in cache) 96 x 96 83.7 / 72.2 /
+/// 73.6 / 59.4 / 75.2; 400 x 336 70.5 / 64.3 / 54.9 / 47.7 / 70.2; 992 x 656 55.3-57.4 /
+/// 46.6-48.9 / 45.1-46.0 / 41.7-42.2 / 52.2-56.4; 992 x 656 with 64 MiB written between runs
+/// (the output from memory) 26.0-27.2 / 19.0-20.6 / 25.4-26.3 / 26.7-28.6 / 19.3-21.6.
+/// `halves_prefetched` asks for the lines of the block two blocks on along each output row
+/// before writing a block; `quads` moves 4 x 4 transposes and writes 16-byte pieces (on a Zen 5
+/// core 0.93-0.94x somatcopy's speed at 999 x 666, halves 0.85-0.87x; strips not measured
+/// there). tessera::tune_transpose_unaligned times them on the running machine.
 enum class unaligned_block_store : unsigned char {
-  quads,   ///< 4 x 4 transposes, every output row written in 16-byte pieces (the default)
-  halves,  ///< 8 x 8 transposes of 32-byte rows, every output row in 32-byte pieces
+  quads,   ///< 4 x 4 transposes, every output row written in 16-byte pieces, block by block
+  halves,  ///< 8 x 8 transposes of 32-byte rows, every output row in 32-byte pieces, by block
   halves_prefetched,  ///< halves, each block's output lines prefetched two blocks ahead
+  strips,  ///< halves' transposes, 8 output rows at a time across a row of blocks (the default)
 };
 
 /// Every unaligned_block_store, in the order tessera::tune_transpose_unaligned times them.
-inline constexpr std::array<unaligned_block_store, 3> unaligned_block_stores{
-    unaligned_block_store::quads, unaligned_block_store::halves,
+inline constexpr std::array<unaligned_block_store, 4> unaligned_block_stores{
+    unaligned_block_store::strips, unaligned_block_store::quads, unaligned_block_store::halves,
     unaligned_block_store::halves_prefetched};
 
-/// The kernel's name, as tune_transpose_unaligned reports it: "quads (16-byte pieces)",
-/// "halves (32-byte pieces)" or "halves, output lines prefetched".
+/// The kernel's name, as tune_transpose_unaligned reports it: "strips (32-byte pieces, 8 rows at
+/// a time)", "quads (16-byte pieces)", "halves (32-byte pieces)" or "halves, output lines
+/// prefetched".
 inline const char* to_string(unaligned_block_store s) {
   switch (s) {
+    case unaligned_block_store::strips:
+      return "strips (32-byte pieces, 8 rows at a time)";
     case unaligned_block_store::quads:
       return "quads (16-byte pieces)";
     case unaligned_block_store::halves:
@@ -315,21 +344,11 @@ inline const char* to_string(unaligned_block_store s) {
 }
 
 /// How CPU transposes launched from now on write blocks of 4-byte elements whose output rows do
-/// not start on a cache line, where the output is larger than a core's L2 (unaligned_store_for;
-/// quads until tessera::set_transpose_unaligned changes it). Read once per launch; thread-safe;
-/// the values are the same either way.
+/// not start on a cache line (strips until tessera::set_transpose_unaligned changes it). Read
+/// once per launch; thread-safe; the values are the same either way.
 inline std::atomic<unaligned_block_store>& transpose_unaligned_setting() {
-  static std::atomic<unaligned_block_store> setting{unaligned_block_store::quads};
+  static std::atomic<unaligned_block_store> setting{unaligned_block_store::strips};
   return setting;
-}
-
-/// The kernel of a transpose writing `out_bytes` for its blocks whose output rows do not start
-/// on a line: outputs of at most `l2_bytes` (a core's L2), in L2 while they are written, through
-/// quads (on a Zen 4 core 10-18 % faster than halves from 100 x 96 to 300 x 200 floats, tied at
-/// 400 x 333); larger ones through transpose_unaligned_setting(), the kernel
-/// tessera::tune_transpose_unaligned times on outputs written from memory.
-inline unaligned_block_store unaligned_store_for(std::size_t out_bytes, std::size_t l2_bytes) {
-  return out_bytes > l2_bytes ? transpose_unaligned_setting().load() : unaligned_block_store::quads;
 }
 
 /// True when every row of a block's output starts on a 64-byte line: `out` 64-byte aligned and
@@ -352,7 +371,7 @@ inline bool block_rows_line_aligned(const T* out, std::ptrdiff_t ldo) {
 template <class T>
 inline void transpose_blocks(const T* in, std::ptrdiff_t ld, T* out, std::ptrdiff_t ldo,
                              std::ptrdiff_t count, bool stream = false,
-                             unaligned_block_store unaligned = unaligned_block_store::quads) {
+                             unaligned_block_store unaligned = unaligned_block_store::strips) {
   constexpr int B = transpose_block_size;
   const std::ptrdiff_t step_in = std::ptrdiff_t(B) * ld;
   (void)unaligned;  // only 4-byte types with vectors of 32 bytes or more have the choice
@@ -373,6 +392,13 @@ inline void transpose_blocks(const T* in, std::ptrdiff_t ld, T* out, std::ptrdif
     // bytes apart, output rows whole lines) 761-801 ns with 64-byte rows, 841-851 with 32-byte
     // ones; 96 x 96 531-661 ns.
     if constexpr (sizeof(T) == 4 && VB >= 32) {
+      if (!stream && unaligned == unaligned_block_store::strips &&
+          !block_rows_line_aligned(out, ldo)) {
+        for (int h = 0; h < B; h += 8)  // output rows [h, h + 8) of every block, then the next 8
+          for (std::ptrdiff_t k = 0; k < count; ++k)
+            impl::transpose_strip_rows(in + k * step_in + h, ld, out + k * B + h * ldo, ldo);
+        return;
+      }
       if (!stream && unaligned == unaligned_block_store::quads &&
           !block_rows_line_aligned(out, ldo)) {
         for (std::ptrdiff_t k = 0; k < count; ++k)
