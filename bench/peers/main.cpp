@@ -34,7 +34,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
+#include <numeric>
+#include <random>
 #include <sstream>
 
 extern "C" {
@@ -881,14 +884,26 @@ inline std::map<std::string, std::pair<double, double>> time_here(std::vector<co
   std::vector<double> best(run.size(), 1e300);
   for (auto* c : run) c->run();  // warm-up: page faults, JIT, the matmul autotuner
   const int calls = calls_per_run(run, min_run);
-  // Each round starts from the next contender, so that none always runs right after the same
-  // other: on data near the last-level cache's size a run's speed depends on what the run
-  // before it left in cache (a sum of 2^24 floats read 18-28 GB/s between runs on a Zen 4).
-  for (int r = 0; r < reps; ++r)
-    for (std::size_t i = 0; i < run.size(); ++i) {
-      const std::size_t k = (i + std::size_t(r)) % run.size();
-      best[k] = std::min(best[k], time_calls(run[k]->run, calls));
+  // Each round runs the contenders in a new order (shuffled with a fixed seed: the same orders
+  // in every run of the program), so that each runs right after every other in some rounds: on
+  // data near the last-level cache's size a run's speed depends on what the run before it left
+  // in cache (a sum of 2^24 floats read 18-28 GB/s between runs on a Zen 4). Rounds that only
+  // started from the next contender (r, r + 1, ...) had each run right after the same other in
+  // all rounds but those it started: seed 003's transpose timed Tessera after Halide and
+  // OpenBLAS after Eigen in every round. No contender runs twice in a row (the last of a round
+  // never starts the next): a run right after its own leaves its output in cache, a state that
+  // only the contenders the shuffle happened to repeat would see.
+  std::vector<std::size_t> order(run.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::mt19937 shuffle(20261205);
+  for (int r = 0; r < reps; ++r) {
+    if (r > 0) {
+      const std::size_t last = order.back();
+      std::shuffle(order.begin(), order.end(), shuffle);
+      if (order.size() > 1 && order.front() == last) std::swap(order.front(), order.back());
     }
+    for (const std::size_t k : order) best[k] = std::min(best[k], time_calls(run[k]->run, calls));
+  }
   std::map<std::string, std::pair<double, double>> out;
   for (std::size_t k = 0; k < run.size(); ++k) out[run[k]->name] = {best[k], run[k]->error()};
   return out;
@@ -907,7 +922,8 @@ inline void unbind_this_thread() {
 inline const char* unaligned_arg(tessera::transpose_unaligned k) {
   return k == tessera::transpose_unaligned::halves              ? "halves"
          : k == tessera::transpose_unaligned::halves_prefetched ? "halves-prefetched"
-                                                                : "quads";
+         : k == tessera::transpose_unaligned::quads             ? "quads"
+                                                                : "strips";
 }
 
 /// Runs this program again as a child (`--only W --contender C`) and reads its one result line.
@@ -1112,7 +1128,7 @@ int main(int argc, char** argv) {
   app.add_option("--prefetch", o.prefetch, "(internal) Tessera's prefetch choices, as tuned");
   app.add_option("--unaligned", o.unaligned,
                  "(internal) Tessera's unaligned transpose blocks, as tuned")
-      ->check(CLI::IsMember({"quads", "halves", "halves-prefetched"}));
+      ->check(CLI::IsMember({"strips", "quads", "halves", "halves-prefetched"}));
   app.add_flag("!--no-tune", o.tune,
                "keep Tessera's default prefetch and transpose choices (by default they are "
                "first timed on this machine with tessera::tune_prefetch and "
