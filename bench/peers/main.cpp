@@ -60,8 +60,8 @@ struct options {
   std::string only, contender;  // contender: run one contender only (child process mode)
   bool tune = true;             // time Tessera's prefetch and transpose choices first
   std::string prefetch;         // child process mode: the parent's choices (prefetch_arg)
-  std::string unaligned;        // child process mode: the parent's transpose blocks (quads, halves,
-                                // halves-prefetched)
+  std::string unaligned;        // child process mode: the parent's transpose blocks (strips,
+                                // quads, halves, halves-prefetched)
 };
 
 /// The prefetch choices as one command-line word for a child process: a 0/1 per tile_reduce
