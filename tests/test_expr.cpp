@@ -356,6 +356,15 @@ TEST_CASE("unaligned transpose blocks: every kernel, set by hand or by tune_tran
       CHECK(max_abs_diff(to_eigen(Td), tessera::eigen_matrix<double>(ed.transpose())) == 0.0);
     }
   }
+  // The rule that picks among the timed kernels: the one least behind in its worst place.
+  using places = std::array<std::array<double, 3>, 2>;
+  CHECK(impl::least_behind_everywhere(places{{{1, 2, 3}, {1, 2, 3}}}) == 0);  // fastest everywhere
+  // Kernel 1: 0.8x the fastest in place 0, fastest in 1; kernel 0: fastest in 0, 0.5x in 1.
+  CHECK(impl::least_behind_everywhere(places{{{1, 1.25, 2}, {2, 1, 1.6}}}) == 1);
+  // Kernel 2's worst place (0.625x) beats kernel 1's (0.5x) and kernel 0's (0.5x).
+  CHECK(impl::least_behind_everywhere(places{{{1, 2, 1.6}, {2, 1, 1.6}}}) == 2);
+  CHECK(impl::least_behind_everywhere(places{{{2, 1, 2}, {1, 2, 1}}}) == 0);  // a tie: the first
+  CHECK(impl::least_behind_everywhere(std::array<std::array<double, 1>, 1>{{{5}}}) == 0);
   set_transpose_unaligned(transpose_unaligned::strips);
   const auto target = backends::backend<execution_space>::make_target();
   const transpose_unaligned pick = tune_transpose_unaligned();

@@ -56,6 +56,27 @@ std::array<double, K> best_seconds_of(const std::array<C, K>& c, const Use& use,
     for (std::size_t i = 0; i < K; ++i) t[i] = std::min(t[i], best_of(c[i], 1));
   return t;
 }
+/// The choice least behind the fastest in its worst place: seconds[p][k] is choice k's time in
+/// place p (e.g. where a kernel's output lines are); returns the k with the largest minimum over
+/// p of min_k' seconds[p][k'] / seconds[p][k] (1: fastest in every place), the first such k on a
+/// tie. P, K >= 1; every time > 0.
+template <std::size_t P, std::size_t K>
+std::size_t least_behind_everywhere(const std::array<std::array<double, K>, P>& seconds) {
+  static_assert(P >= 1 && K >= 1);
+  std::size_t pick = 0;
+  double pick_score = -1;
+  for (std::size_t k = 0; k < K; ++k) {
+    double score = 1;
+    for (const auto& place : seconds)
+      score = std::min(score, *std::min_element(place.begin(), place.end()) / place[k]);
+    if (score > pick_score) {
+      pick = k;
+      pick_score = score;
+    }
+  }
+  return pick;
+}
+
 /// best_seconds_of for two choices a and b: the best seconds under a and under b.
 template <class C, class Use, class Run>
 std::pair<double, double> best_seconds_of_two(const C& a, const C& b, const Use& use,
@@ -163,19 +184,19 @@ inline void set_transpose_unaligned(transpose_unaligned s) {
 /// Times float transposes whose output rows do not start on a line with every kernel
 /// (backends::host::unaligned_block_stores) where the output's lines are in each of three
 /// places, and uses the kernel whose slowest place is the least behind that place's fastest
-/// kernel (the largest minimum over the places of fastest seconds / its seconds; a tie keeps
-/// the earlier kernel of the list): in L2 ((s + 1) x s floats, s about sqrt(L2 / 16): 256 KB
-/// with 1 MiB of L2, written again and again), in the last-level cache ((S + 1) x S, S about
-/// sqrt(2 L2 / 4): 720, 2 MB, written again and again) and from memory (the same shape, each
-/// run writing the next of enough outputs that about 1.5 times the last-level cache is written
-/// between two runs into one, at most 64). Which place a transpose's output is in depends on
-/// the program around it, so the kernel is the one that is never far behind: on a Zen 4 core
-/// (five calls) `halves_prefetched` took 0.89-1.01x the time of `strips` from memory, but
-/// 1.5-1.6x in the last-level cache, and every call picked `strips`; in L2 all four
-/// were within 20 %. Best of 10 each, then 20 alternated rounds, per place: 60 ms on that core
-/// (1 MiB of L2, 32 MiB of L3). Returns the kernel now in use; on a GPU
-/// mapping, or in builds where the choice does not apply (vectors under 32 bytes), returns it
-/// untimed. Explicit: nothing calls it implicitly.
+/// kernel (impl::least_behind_everywhere; a tie keeps the earlier kernel of the list): in L2
+/// ((s + 1) x s floats, s about sqrt(L2 / 16): 256 KB with 1 MiB of L2, written again and
+/// again), in the last-level cache ((S + 1) x S, S about sqrt(2 L2 / 4): 720, 2 MB, written
+/// again and again) and from memory (the same shape, each run writing the next of enough
+/// outputs that about 1.5 times the last-level cache is written between two runs into one, at
+/// most 64). Which place a transpose's output is in depends on the program around it, so the
+/// kernel is the one that is never far behind: on a Zen 4 core (five calls)
+/// `halves_prefetched` took 0.89-1.01x the time of `strips` from memory, but 1.5-1.6x in the
+/// last-level cache, and every call picked `strips`; in L2 all four were within 20 %. Best of
+/// 10 each, then 20 alternated rounds, per place: 60 ms on that core (1 MiB of L2, 32 MiB of
+/// L3). Returns the kernel now in use; on a GPU mapping, or in builds where the choice does
+/// not apply (vectors under 32 bytes), returns it untimed. Explicit: nothing calls it
+/// implicitly.
 /// \throws what allocating the arrays throws; the kernel in use before is then kept.
 ///         @pre Kokkos is initialized; not inside a parallel region.
 inline transpose_unaligned tune_transpose_unaligned() {
@@ -224,20 +245,10 @@ inline transpose_unaligned tune_transpose_unaligned() {
             next = (next + 1) % outputs;
           },
           10, 20)};
-  std::size_t pick = 0;
-  double pick_score = -1;
-  for (std::size_t k = 0; k < kernels.size(); ++k) {
-    double score = 1;
-    for (const auto& place : seconds)
-      score = std::min(score, *std::min_element(place.begin(), place.end()) / place[k]);
-    if (score > pick_score) {
-      pick = k;
-      pick_score = score;
-    }
-  }
-  set_transpose_unaligned(kernels[pick]);
+  const transpose_unaligned pick = kernels[impl::least_behind_everywhere(seconds)];
+  set_transpose_unaligned(pick);
   guard.done = true;
-  return kernels[pick];
+  return pick;
 }
 
 /// Software prefetch of the CPU kernels that stream from memory: by default derived from the
