@@ -356,7 +356,8 @@ TEST_CASE("unaligned transpose blocks: every kernel, set by hand or by tune_tran
       CHECK(max_abs_diff(to_eigen(Td), tessera::eigen_matrix<double>(ed.transpose())) == 0.0);
     }
   }
-  // The rule that picks among the timed kernels: the one least behind in its worst place.
+  // The rule that picks among the timed kernels: the one least behind in its worst place, near
+  // ties decided by the product of the scores.
   using places = std::array<std::array<double, 3>, 2>;
   CHECK(impl::least_behind_everywhere(places{{{1, 2, 3}, {1, 2, 3}}}) == 0);  // fastest everywhere
   // Kernel 1: 0.8x the fastest in place 0, fastest in 1; kernel 0: fastest in 0, 0.5x in 1.
@@ -365,6 +366,22 @@ TEST_CASE("unaligned transpose blocks: every kernel, set by hand or by tune_tran
   CHECK(impl::least_behind_everywhere(places{{{1, 2, 1.6}, {2, 1, 1.6}}}) == 2);
   CHECK(impl::least_behind_everywhere(places{{{2, 1, 2}, {1, 2, 1}}}) == 0);  // a tie: the first
   CHECK(impl::least_behind_everywhere(std::array<std::array<double, 1>, 1>{{{5}}}) == 0);
+  // Near ties: kernel 0 is 0.885x the fastest in place 1 and fastest elsewhere; kernel 1 is
+  // 0.893x in place 0 and 0.909x in place 2. Kernel 1's worst place is ahead by less than 3 %,
+  // so the product of the scores decides (0.885 against 0.812): kernel 0; with no tolerance
+  // the worst place alone decides: kernel 1.
+  using three = std::array<std::array<double, 2>, 3>;
+  const three near{{{1.0, 1.12}, {1.13, 1.0}, {1.0, 1.1}}};
+  CHECK(impl::least_behind_everywhere(near) == 0);
+  CHECK(impl::least_behind_everywhere(near, 0.0) == 1);
+  CHECK(impl::least_behind_everywhere(near, 0.005) == 1);  // 0.885 / 0.893 is 0.991
+  CHECK(impl::least_behind_everywhere(near, 0.01) == 0);
+  // Kernel 0 (1, 0.769, 1; product 0.769) against kernel 1 (0.833, 1, 0.909; product 0.758):
+  // kernel 0's worst place is more than 3 % behind kernel 1's, so kernel 1 despite the product;
+  // with a 10 % tolerance they tie and the product picks kernel 0.
+  const three far{{{1.0, 1.2}, {1.3, 1.0}, {1.0, 1.1}}};
+  CHECK(impl::least_behind_everywhere(far) == 1);
+  CHECK(impl::least_behind_everywhere(far, 0.1) == 0);
   set_transpose_unaligned(transpose_unaligned::strips);
   const auto target = backends::backend<execution_space>::make_target();
   const transpose_unaligned pick = tune_transpose_unaligned();

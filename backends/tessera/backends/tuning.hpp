@@ -57,23 +57,31 @@ std::array<double, K> best_seconds_of(const std::array<C, K>& c, const Use& use,
   return t;
 }
 /// The choice least behind the fastest in its worst place: seconds[p][k] is choice k's time in
-/// place p (e.g. where a kernel's output lines are); returns the k with the largest minimum over
-/// p of min_k' seconds[p][k'] / seconds[p][k] (1: fastest in every place), the first such k on a
-/// tie. P, K >= 1; every time > 0.
+/// place p (e.g. where a kernel's output lines are), and choice k's score in place p is
+/// min_k' seconds[p][k'] / seconds[p][k] (1: the fastest there). Returns the k whose smallest
+/// score over the places is the largest; choices whose smallest score is within a fraction
+/// `near` of that largest one count as tied with it (timings that differ by a few % are often
+/// the noise of the machine), and of the tied ones the k with the largest product of its
+/// scores over the places (least behind on the whole) wins; the first such k on an exact tie.
+/// With `near` 0 only exact ties count. P, K >= 1; every time > 0; 0 <= near < 1.
 template <std::size_t P, std::size_t K>
-std::size_t least_behind_everywhere(const std::array<std::array<double, K>, P>& seconds) {
+std::size_t least_behind_everywhere(const std::array<std::array<double, K>, P>& seconds,
+                                    double near = 0.03) {
   static_assert(P >= 1 && K >= 1);
-  std::size_t pick = 0;
-  double pick_score = -1;
+  std::array<double, K> worst, product;
   for (std::size_t k = 0; k < K; ++k) {
-    double score = 1;
-    for (const auto& place : seconds)
-      score = std::min(score, *std::min_element(place.begin(), place.end()) / place[k]);
-    if (score > pick_score) {
-      pick = k;
-      pick_score = score;
+    worst[k] = 1;
+    product[k] = 1;
+    for (const auto& place : seconds) {
+      const double score = *std::min_element(place.begin(), place.end()) / place[k];
+      worst[k] = std::min(worst[k], score);
+      product[k] *= score;
     }
   }
+  const double best_worst = *std::max_element(worst.begin(), worst.end());
+  std::size_t pick = K;
+  for (std::size_t k = 0; k < K; ++k)
+    if (worst[k] >= best_worst * (1 - near) && (pick == K || product[k] > product[pick])) pick = k;
   return pick;
 }
 
@@ -184,7 +192,8 @@ inline void set_transpose_unaligned(transpose_unaligned s) {
 /// Times float transposes whose output rows do not start on a line with every kernel
 /// (backends::host::unaligned_block_stores) where the output's lines are in each of three
 /// places, and uses the kernel whose slowest place is the least behind that place's fastest
-/// kernel (impl::least_behind_everywhere; a tie keeps the earlier kernel of the list): in L2
+/// kernel (impl::least_behind_everywhere; kernels within 3 % of that are tied, and of them the
+/// one least behind on the whole wins, the earlier of the list on an exact tie): in L2
 /// ((s + 1) x s floats, s about sqrt(L2 / 16): 256 KB with 1 MiB of L2, written again and
 /// again), in the last-level cache ((S + 1) x S, S about sqrt(2 L2 / 4): 720, 2 MB, written
 /// again and again) and from memory (the same shape, each run writing the next of enough
@@ -192,11 +201,15 @@ inline void set_transpose_unaligned(transpose_unaligned s) {
 /// most 64). Which place a transpose's output is in depends on the program around it, so the
 /// kernel is the one that is never far behind: on a Zen 4 core (five calls)
 /// `halves_prefetched` took 0.89-1.01x the time of `strips` from memory, but 1.5-1.6x in the
-/// last-level cache, and every call picked `strips`; in L2 all four were within 20 %. Best of
-/// 10 each, then 20 alternated rounds, per place: 60 ms on that core (1 MiB of L2, 32 MiB of
-/// L3). Returns the kernel now in use; on a GPU mapping, or in builds where the choice does
-/// not apply (vectors under 32 bytes), returns it untimed. Explicit: nothing calls it
-/// implicitly.
+/// last-level cache, and every call picked `strips`; in L2 all four were within 20 %. In an
+/// x86-64-v3 build on that core `strips` was 0.88-0.90x `halves` in L2 and `halves_prefetched`
+/// 0.87-0.89x `strips` in the last-level cache, so the worst place alone picked either (strips
+/// in 10 of 15 calls; tessera-peers' padded transpose, output in the last-level cache, read
+/// 0.84-0.99x the best peer with `halves_prefetched`, 0.95-1.01x with `strips`); with the tie
+/// rule `strips` in 26 of 30 (`halves_prefetched` 3, `halves` 1; native: 30 of 30). Best of 10
+/// each, then 20 alternated rounds, per place: 60 ms on that core (1 MiB of L2, 32 MiB of L3).
+/// Returns the kernel now in use; on a GPU mapping, or in builds where the choice does not apply
+/// (vectors under 32 bytes), returns it untimed. Explicit: nothing calls it implicitly.
 /// \throws what allocating the arrays throws; the kernel in use before is then kept.
 ///         @pre Kokkos is initialized; not inside a parallel region.
 inline transpose_unaligned tune_transpose_unaligned() {
