@@ -524,6 +524,15 @@ struct chunk_folder {
   TESSERA_REDUCE_OUTLINE KOKKOS_INLINE_FUNCTION acc_type fold(index_type lo, index_type hi) const {
     if (hi - lo < 2 * L) {
       if constexpr (N >= 2 && host_readable_space<Space>) {
+        if constexpr (is_raw_operand<E>) {
+          // In place where the elements have no gaps (the same elements in the same order):
+          // a float sum of a 1 x 1 array took 17 ns per call gathered, one division and a
+          // copy call, on a Zen 4 core.
+          if (contiguous()) {
+            const value_type* p = e.r.p + lo;
+            return fold_few([p](index_type q) { return p[q]; }, hi - lo);
+          }
+        }
         // Gathered first: a row walk, one division, instead of two per element through
         // at_linear (a float sum of a 1 x 16 array 30 -> 20 ns per call on a Zen 4 core). The
         // buffer starts zeroed: GCC 12 at x86-64-v3 cannot prove that gather wrote what
