@@ -526,8 +526,8 @@ struct chunk_folder {
       if constexpr (N >= 2 && host_readable_space<Space>) {
         if constexpr (is_raw_operand<E>) {
           // In place where the elements have no gaps (the same elements in the same order):
-          // a float sum of a 1 x 1 array took 17 ns per call gathered, one division and a
-          // copy call, on a Zen 4 core.
+          // gathered, with a division and a copy call, a float sum of a 2 x 15 array took 42
+          // ns per call on a Zen 4 core, in place 21 (4 x 4: 25 -> 16.5).
           if (contiguous()) {
             const value_type* p = e.r.p + lo;
             return fold_few([p](index_type q) { return p[q]; }, hi - lo);
