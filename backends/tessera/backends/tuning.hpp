@@ -193,23 +193,25 @@ inline void set_transpose_unaligned(transpose_unaligned s) {
 /// (backends::host::unaligned_block_stores) where the output's lines are in each of three
 /// places, and uses the kernel whose slowest place is the least behind that place's fastest
 /// kernel (impl::least_behind_everywhere; kernels within 3 % of that are tied, and of them the
-/// one least behind on the whole wins, the earlier of the list on an exact tie): in L2
-/// ((s + 1) x s floats, s about sqrt(L2 / 16): 256 KB with 1 MiB of L2, written again and
-/// again), in the last-level cache ((S + 1) x S, S about sqrt(2 L2 / 4): 720, 2 MB, written
-/// again and again) and from memory (the same shape, each run writing the next of enough
-/// outputs that about 1.5 times the last-level cache is written between two runs into one, at
-/// most 64). Which place a transpose's output is in depends on the program around it, so the
-/// kernel is the one that is never far behind: on a Zen 4 core (five calls)
-/// `halves_prefetched` took 0.89-1.01x the time of `strips` from memory, but 1.5-1.6x in the
-/// last-level cache, and every call picked `strips`; in L2 all four were within 20 %. In an
-/// x86-64-v3 build on that core `strips` was 0.88-0.90x `halves` in L2 and `halves_prefetched`
-/// 0.87-0.89x `strips` in the last-level cache, so the worst place alone picked either (strips
-/// in 10 of 15 calls; tessera-peers' padded transpose, output in the last-level cache, read
-/// 0.84-0.99x the best peer with `halves_prefetched`, 0.95-1.01x with `strips`); with the tie
-/// rule `strips` in 26 of 30 (`halves_prefetched` 3, `halves` 1; native: 30 of 30). Best of 10
-/// each, then 20 alternated rounds, per place: 60 ms on that core (1 MiB of L2, 32 MiB of L3).
-/// Returns the kernel now in use; on a GPU mapping, or in builds where the choice does not apply
-/// (vectors under 32 bytes), returns it untimed. Explicit: nothing calls it implicitly.
+/// one least behind on the whole wins, the earlier of the list on an exact tie): in L2, in the
+/// last-level cache and from memory. Each place times two transposes per run, so that no one
+/// shape's cache conflicts decide: an operand of s columns into output rows 1 float longer than
+/// whole lines and one of s - 16 columns into rows 7 floats longer. In L2 s is about sqrt(L2 /
+/// 32) (176 and 160 columns, 125 KB and 117 KB out with 1 MiB of L2, both written again and
+/// again), in the last-level cache about sqrt(2 L2 / 4) (720 and 704 columns, about 2 MB each,
+/// written again and again), and from memory the last-level cache's shapes with each run
+/// writing the next of enough outputs that about 1.5 times the last-level cache is written
+/// between two runs into one (at most 64 of each). Which place a transpose's output is in
+/// depends on the program around it, so the kernel is the one that is never far behind. With
+/// one shape a place (the first, s 256 in L2: operand rows 1 KiB apart) an x86-64-v3 build on
+/// a Zen 4 core had `halves` 0.82-0.84x the time of `strips` in L2 and `halves_prefetched`
+/// 0.93-0.95x from memory in some calls, so the rule picked `halves_prefetched` in 2 of 12
+/// calls, and tessera-peers' padded transpose (output in the last-level cache) then read 0.87x
+/// the best peer, 0.95-1.01x with `strips`. With both shapes `strips` in 10 of 10 (`halves`
+/// ties it in L2; native: 10 of 10 either way). Best of 10 each, then 20 alternated rounds,
+/// per place: about 0.1 s on that core (1 MiB of L2, 32 MiB of L3). Returns the kernel now in
+/// use; on a GPU mapping, or in builds where the choice does not apply (vectors under 32
+/// bytes), returns it untimed. Explicit: nothing calls it implicitly.
 /// \throws what allocating the arrays throws; the kernel in use before is then kept.
 ///         @pre Kokkos is initialized; not inside a parallel region.
 inline transpose_unaligned tune_transpose_unaligned() {
@@ -224,16 +226,31 @@ inline transpose_unaligned tune_transpose_unaligned() {
   auto side_of = [](double bytes) {
     return std::max<index_type>(index_type(std::sqrt(bytes / sizeof(float))) / 16 * 16, 16);
   };
-  const index_type small = side_of(double(l2) / 4), side = side_of(2.0 * double(l2));
-  const std::size_t out_bytes = std::size_t(side) * std::size_t(side + 1) * sizeof(float);
+  const index_type small = side_of(double(l2) / 8), side = side_of(2.0 * double(l2));
+  // The two shapes of every place: (rows, columns) of the operand, (columns, rows) out.
+  struct shape {
+    index_type rows, cols;
+  };
+  const std::array<shape, 2> small_shapes{shape{small + 1, small},
+                                          shape{small + 7, std::max<index_type>(small - 16, 16)}};
+  const std::array<shape, 2> shapes{shape{side + 1, side},
+                                    shape{side + 7, std::max<index_type>(side - 16, 16)}};
+  std::size_t run_bytes = 0;  // both outputs of one run in the last two places
+  for (const shape& s : shapes)
+    run_bytes += std::size_t(s.rows) * std::size_t(s.cols) * sizeof(float);
   const std::size_t llc = std::max(backends::host::impl::memory_resident_min_bytes(), l2);
-  const std::size_t outputs = std::min<std::size_t>(64, 3 * llc / 2 / out_bytes + 2);
-  array<float, 2> a_small(small + 1, small), t_small(small, small + 1), a(side + 1, side);
-  a_small = 1.f;
-  a = 1.f;
-  std::vector<array<float, 2>> t;
-  t.reserve(outputs);
-  for (std::size_t k = 0; k < outputs; ++k) t.emplace_back(side, side + 1);
+  const std::size_t outputs = std::min<std::size_t>(64, 3 * llc / 2 / run_bytes + 2);
+  std::array<array<float, 2>, 2> a_small, t_small, a;
+  std::array<std::vector<array<float, 2>>, 2> t;
+  for (std::size_t i = 0; i < 2; ++i) {
+    a_small[i] = array<float, 2>(small_shapes[i].rows, small_shapes[i].cols);
+    t_small[i] = array<float, 2>(small_shapes[i].cols, small_shapes[i].rows);
+    a[i] = array<float, 2>(shapes[i].rows, shapes[i].cols);
+    a_small[i] = 1.f;
+    a[i] = 1.f;
+    t[i].reserve(outputs);
+    for (std::size_t k = 0; k < outputs; ++k) t[i].emplace_back(shapes[i].cols, shapes[i].rows);
+  }
   struct restore {
     transpose_unaligned before = transpose_unaligned_in_use();
     bool done = false;
@@ -248,13 +265,21 @@ inline transpose_unaligned tune_transpose_unaligned() {
   std::size_t next = 0;
   const std::array<std::array<double, kernels.size()>, 3> seconds{
       impl::best_seconds_of(
-          kernels, use, [&] { t_small = transpose(a_small); }, 10, 20),
-      impl::best_seconds_of(
-          kernels, use, [&] { t[0] = transpose(a); }, 10, 20),
+          kernels, use,
+          [&] {
+            for (std::size_t i = 0; i < 2; ++i) t_small[i] = transpose(a_small[i]);
+          },
+          10, 20),
       impl::best_seconds_of(
           kernels, use,
           [&] {
-            t[next] = transpose(a);
+            for (std::size_t i = 0; i < 2; ++i) t[i][0] = transpose(a[i]);
+          },
+          10, 20),
+      impl::best_seconds_of(
+          kernels, use,
+          [&] {
+            for (std::size_t i = 0; i < 2; ++i) t[i][next] = transpose(a[i]);
             next = (next + 1) % outputs;
           },
           10, 20)};
