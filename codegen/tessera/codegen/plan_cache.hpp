@@ -39,6 +39,7 @@ template <class E>
 class plan_cache {
  public:
   using key_type = std::array<std::int64_t, fingerprint_size<E> + 2>;
+  using raw_key_type = std::array<std::int64_t, raw_key_size<E> + 2>;
 
   /// The plan of `e` assigned to `dst` (nullptr: a fresh array) for target `t()`, built by
   /// lowering on first use. `t` is called only when the plan must be built. The reference stays
@@ -47,14 +48,25 @@ class plan_cache {
   template <class TargetFn>
   static const lowered& get(const E& e, const tessera::impl::captured_buffer* dst,
                             std::uint64_t target_key, TargetFn&& t) {
+    const auto generation =
+        static_cast<std::int64_t>(target_generation().load(std::memory_order_relaxed));
+    // This thread's last plan of type E: a repeat with the same memory, extents, strides and
+    // schedules (raw_key_into) takes it without a fingerprint, one of the same shape with
+    // other memory after the fingerprint; neither takes a lock.
+    static thread_local last_hit last;
+    raw_key_type raw;
+    raw_key_into(e, dst, raw.data());
+    raw[raw_key_size<E>] = static_cast<std::int64_t>(target_key);
+    raw[raw_key_size<E> + 1] = generation;
+    if (last.plan && last.raw == raw) return *last.plan;
     key_type key;
     fingerprint_into(e, dst, key.data());  // in place: a copy would stall (fingerprint_into)
     key[fingerprint_size<E>] = static_cast<std::int64_t>(target_key);
-    key[fingerprint_size<E> + 1] =
-        static_cast<std::int64_t>(target_generation().load(std::memory_order_relaxed));
-    // This thread's last plan of type E: repeated assignments of one shape take no lock.
-    static thread_local last_hit last;
-    if (last.plan && last.key == key) return *last.plan;
+    key[fingerprint_size<E> + 1] = generation;
+    if (last.plan && last.key == key) {
+      last.raw = raw;
+      return *last.plan;
+    }
     auto& c = instance();
     std::shared_ptr<const lowered> plan;
     {
@@ -69,6 +81,7 @@ class plan_cache {
       plan = c.map.emplace(key, std::move(plan)).first->second;
     }
     last.key = key;
+    last.raw = raw;
     last.plan = std::move(plan);
     return *last.plan;
   }
@@ -76,6 +89,7 @@ class plan_cache {
  private:
   struct last_hit {
     key_type key{};
+    raw_key_type raw{};
     std::shared_ptr<const lowered> plan;
   };
   struct state {
