@@ -332,29 +332,60 @@ expr_graph build_graph(const E& e, const tessera::impl::captured_buffer* dst = n
   return g;
 }
 
-/// Fingerprint entries of node type N itself (not its children): its extent (rank) and
-/// schedule (3); for terminals how they overlap the destination and whether they are
-/// contiguous, their memory class, the terminal they are a section of, at which offset (rank)
-/// and their strides (rank); for nodes with a plan_key() its two entries.
-template <class N>
-constexpr int own_key_entries() {
+/// Entries of node type N itself (not its children) in a plan-cache key whose terminals have
+/// TF + TD x rank entries of their own: its extent (rank) and schedule (3), then a terminal's
+/// own entries, or the two of a plan_key().
+template <class N, int TF, int TD>
+constexpr int own_entries() {
   int k = N::rank + 3;
   if constexpr (N::traits.kind == node_kind::terminal)
-    k += 3 + 2 * N::rank;
+    k += TF + TD * N::rank;
   else if constexpr (requires(const N& n) { n.plan_key(); })
     k += 2;
   return k;
 }
-struct own_key_weight {
+template <int TF, int TD>
+struct own_entries_weight {
   template <class N>
   static constexpr int test() {
-    return own_key_entries<N>();
+    return own_entries<N, TF, TD>();
   }
 };
-/// Fingerprint entries of the tree of E (own_key_entries over its nodes).
+/// Fingerprint entries of the tree of E: own_entries over its nodes, terminals with their overlap
+/// of the destination and contiguity, memory class, section leader, offset (rank) and strides
+/// (rank).
 template <class E>
 constexpr int key_entries() {
-  return count_nodes<own_key_weight, E>();
+  return count_nodes<own_entries_weight<3, 2>, E>();
+}
+/// Writes the entries of every node of e, pre-order, from key[0]: its extent and schedule, then
+/// for a terminal what terminal(n, key + at) writes (TF + TD x rank entries from there), for a
+/// node with a plan_key() its two entries. Returns the number written. fingerprint_into and
+/// raw_key_into differ only in their terminals' entries.
+template <int TF, int TD, class E, class Terminal>
+int write_node_entries(const E& e, std::int64_t* key, Terminal&& terminal) {
+  int k = 0;
+  auto visit = [&](const auto& self, const auto& n) -> void {
+    using N = std::remove_cvref_t<decltype(n)>;
+    constexpr int R = N::rank;
+    if constexpr (R > 0) {
+      const auto x = n.get_extent();
+      for (int d = 0; d < R; ++d) key[k + d] = x[d];
+    }
+    for (int d = 0; d < 3; ++d) key[k + R + d] = n.sched.tile[d];
+    const int at = k + R + 3;  // the node's own entries after its extent and schedule
+    if constexpr (N::traits.kind == node_kind::terminal) {
+      terminal(n, key + at);
+    } else if constexpr (requires { n.plan_key(); }) {
+      const auto pk = n.plan_key();
+      key[at] = pk[0];
+      key[at + 1] = pk[1];
+    }
+    k += own_entries<N, TF, TD>();
+    for_each_child(n, [&](const auto& c) { self(self, c); });
+  };
+  visit(visit, e);
+  return k;
 }
 /// Entries of the fingerprint of an expression type E: its nodes' (key_entries), then two for
 /// the destination. Only as many as the node types need (a plan-cache lookup zeroes, fills and
@@ -375,7 +406,6 @@ inline constexpr int fingerprint_size = key_entries<E>() + 2;
 template <class E>
 void fingerprint_into(const E& e, const tessera::impl::captured_buffer* dst, std::int64_t* key) {
   for (int i = 0; i < fingerprint_size<E>; ++i) key[i] = 0;
-  int k = 0;
   constexpr int terminals = std::max(kind_count<E, node_kind::terminal>(), 1);
   tessera::impl::buffer_layout layouts[terminals];  // the terminals', in walk order
   int nterminals = 0;
@@ -385,69 +415,37 @@ void fingerprint_into(const E& e, const tessera::impl::captured_buffer* dst, std
   int nseen = 0;
   const tessera::impl::buffer_layout* leaders[terminals];
   int nleaders = 0;
-  auto visit = [&](const auto& self, const auto& n) -> void {
-    using N = std::remove_cvref_t<decltype(n)>;
-    constexpr int R = N::rank;
-    if constexpr (R > 0) {
-      const auto x = n.get_extent();
-      for (int d = 0; d < R; ++d) key[k + d] = x[d];
+  const int k = write_node_entries<3, 2>(e, key, [&](const auto& n, std::int64_t* own) {
+    constexpr int R = std::remove_cvref_t<decltype(n)>::rank;
+    tessera::impl::buffer_layout& b = layouts[nterminals++];
+    n.a.fill_layout(b);
+    own[0] = static_cast<std::int64_t>(classify(b, dst)) * 2 + (contiguous(b) ? 1 : 0);
+    // The first terminal with the same memory (names in plans) and the same strides (the
+    // same elements at every index: stencil operands staged once).
+    int cls = 0;
+    auto same = [&](const tessera::impl::buffer_layout* m) {
+      return m->data == b.data && m->stride[0] == b.stride[0] && m->stride[1] == b.stride[1] &&
+             m->stride[2] == b.stride[2];
+    };
+    while (cls < nseen && !same(seen[cls])) ++cls;
+    if (cls == nseen) seen[nseen++] = &b;
+    own[1] = cls;
+    std::int64_t off[3];
+    const tessera::impl::buffer_layout* const as_leader = &b;
+    if (const int l = section_leader(leaders, nleaders, b, as_leader, off); l >= 0) {
+      own[2] = l + 1;
+      for (int d = 0; d < R; ++d) own[3 + d] = off[d];
     }
-    for (int d = 0; d < 3; ++d) key[k + R + d] = n.sched.tile[d];
-    const int at = k + R + 3;  // the node's own entries after its extent and schedule
-    if constexpr (N::traits.kind == node_kind::terminal) {
-      tessera::impl::buffer_layout& b = layouts[nterminals++];
-      n.a.fill_layout(b);
-      key[at] = static_cast<std::int64_t>(classify(b, dst)) * 2 + (contiguous(b) ? 1 : 0);
-      // The first terminal with the same memory (names in plans) and the same strides (the
-      // same elements at every index: stencil operands staged once).
-      int cls = 0;
-      auto same = [&](const tessera::impl::buffer_layout* m) {
-        return m->data == b.data && m->stride[0] == b.stride[0] && m->stride[1] == b.stride[1] &&
-               m->stride[2] == b.stride[2];
-      };
-      while (cls < nseen && !same(seen[cls])) ++cls;
-      if (cls == nseen) seen[nseen++] = &b;
-      key[at + 1] = cls;
-      std::int64_t off[3];
-      const tessera::impl::buffer_layout* const as_leader = &b;
-      if (const int l = section_leader(leaders, nleaders, b, as_leader, off); l >= 0) {
-        key[at + 2] = l + 1;
-        for (int d = 0; d < R; ++d) key[at + 3 + d] = off[d];
-      }
-      for (int d = 0; d < R; ++d) key[at + 3 + R + d] = b.stride[d];
-    } else if constexpr (requires { n.plan_key(); }) {
-      const auto pk = n.plan_key();
-      key[at] = pk[0];
-      key[at + 1] = pk[1];
-    }
-    k += own_key_entries<N>();
-    for_each_child(n, [&](const auto& c) { self(self, c); });
-  };
-  visit(visit, e);
+    for (int d = 0; d < R; ++d) own[3 + R + d] = b.stride[d];
+  });
   key[k] = dst ? static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(dst->type_name)) : 0;
   key[k + 1] = dst && !contiguous(*dst) ? 0 : 1;
 }
-/// Entries of node type N in the raw key (raw_key_into): its extent (rank) and schedule (3),
-/// for terminals their first element and strides (rank), for nodes with a plan_key() its two.
-template <class N>
-constexpr int own_raw_entries() {
-  int k = N::rank + 3;
-  if constexpr (N::traits.kind == node_kind::terminal)
-    k += 1 + N::rank;
-  else if constexpr (requires(const N& n) { n.plan_key(); })
-    k += 2;
-  return k;
-}
-struct own_raw_weight {
-  template <class N>
-  static constexpr int test() {
-    return own_raw_entries<N>();
-  }
-};
-/// Entries of the raw key of an expression type E: its nodes' (own_raw_entries), then nine for
-/// the destination (its first element, extents, strides, element type and size).
+/// Entries of the raw key of an expression type E: its nodes' (own_entries, terminals with their
+/// first element and strides), then nine for the destination (its first element, extents, strides,
+/// element type and size).
 template <class E>
-inline constexpr int raw_key_size = count_nodes<own_raw_weight, E>() + 9;
+inline constexpr int raw_key_size = count_nodes<own_entries_weight<1, 1>, E>() + 9;
 
 /// What fingerprint_into derives its key from, underived: per node its extent and schedule,
 /// per terminal its first element and strides, nodes' plan_key(), and the destination's first
@@ -458,30 +456,13 @@ inline constexpr int raw_key_size = count_nodes<own_raw_weight, E>() + 9;
 /// a Zen 4 core). Written to key[0, raw_key_size<E>); no allocation.
 template <class E>
 void raw_key_into(const E& e, const tessera::impl::captured_buffer* dst, std::int64_t* key) {
-  int k = 0;
-  auto visit = [&](const auto& self, const auto& n) -> void {
-    using N = std::remove_cvref_t<decltype(n)>;
-    constexpr int R = N::rank;
-    if constexpr (R > 0) {
-      const auto x = n.get_extent();
-      for (int d = 0; d < R; ++d) key[k + d] = x[d];
-    }
-    for (int d = 0; d < 3; ++d) key[k + R + d] = n.sched.tile[d];
-    const int at = k + R + 3;
-    if constexpr (N::traits.kind == node_kind::terminal) {
-      tessera::impl::buffer_layout b;
-      n.a.fill_layout(b);
-      key[at] = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(b.data));
-      for (int d = 0; d < R; ++d) key[at + 1 + d] = b.stride[d];
-    } else if constexpr (requires { n.plan_key(); }) {
-      const auto pk = n.plan_key();
-      key[at] = pk[0];
-      key[at + 1] = pk[1];
-    }
-    k += own_raw_entries<N>();
-    for_each_child(n, [&](const auto& c) { self(self, c); });
-  };
-  visit(visit, e);
+  const int k = write_node_entries<1, 1>(e, key, [](const auto& n, std::int64_t* own) {
+    constexpr int R = std::remove_cvref_t<decltype(n)>::rank;
+    tessera::impl::buffer_layout b;
+    n.a.fill_layout(b);
+    own[0] = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(b.data));
+    for (int d = 0; d < R; ++d) own[1 + d] = b.stride[d];
+  });
   if (dst) {
     key[k] = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(dst->data));
     for (int d = 0; d < 3; ++d) {
