@@ -1,7 +1,8 @@
 /// \file plan_cache.hpp
 /// \brief Plans are built once and reused: a cache per expression type, keyed by the
 ///        expression's fingerprint (build_graph.hpp) and the target's generation. A repeated
-///        assignment costs a key computation and one lookup, not a lowering.
+///        assignment costs a key computation and one lookup, not a lowering; a repeat of the
+///        thread's last one on the same memory, a raw key and one comparison.
 #pragma once
 
 #include <tessera/codegen/build_graph.hpp>
