@@ -227,14 +227,14 @@ inline transpose_unaligned tune_transpose_unaligned() {
     return std::max<index_type>(index_type(std::sqrt(bytes / sizeof(float))) / 16 * 16, 16);
   };
   const index_type small = side_of(double(l2) / 8), side = side_of(2.0 * double(l2));
-  // The two shapes of every place: (rows, columns) of the operand, (columns, rows) out.
+  // The two shapes of a place of side s: (rows, columns) of the operand, (columns, rows) out.
   struct shape {
     index_type rows, cols;
   };
-  const std::array<shape, 2> small_shapes{shape{small + 1, small},
-                                          shape{small + 7, std::max<index_type>(small - 16, 16)}};
-  const std::array<shape, 2> shapes{shape{side + 1, side},
-                                    shape{side + 7, std::max<index_type>(side - 16, 16)}};
+  const auto shapes_of = [](index_type s) {
+    return std::array<shape, 2>{shape{s + 1, s}, shape{s + 7, std::max<index_type>(s - 16, 16)}};
+  };
+  const std::array<shape, 2> small_shapes = shapes_of(small), shapes = shapes_of(side);
   std::size_t run_bytes = 0;  // both outputs of one run in the last two places
   for (const shape& s : shapes)
     run_bytes += std::size_t(s.rows) * std::size_t(s.cols) * sizeof(float);
