@@ -147,8 +147,9 @@ void random_shapes() {
 /// The direct form (codegen::direct_gemm_fits: small problems, A and B read in place) on edge
 /// shapes around the micro-tile (rows MR / 4, MR / 2, MR and between; columns below, at and
 /// past NR, last panels of up to half NR and more), padded leading dimensions (NaN in A's and B's
-/// padding, a sentinel in C's), with and without add_to_c and an epilogue: the same bits as the
-/// packed form with one K block, within tolerance of Eigen, padding untouched.
+/// padding, a sentinel in C's), with and without add_to_c and an epilogue, launched and on the
+/// calling thread (gemm_params::inline_run): the same bits as the packed form with one K block,
+/// within tolerance of Eigen, padding untouched.
 template <class T>
 void direct_shapes() {
   const int mr = host::gemm_mr<T>, nr = host::gemm_nr<T>;
@@ -173,18 +174,23 @@ void direct_shapes() {
           if (add)
             for (index_type i = 0; i < m; ++i)
               for (index_type j = 0; j < n; ++j) p.c[std::size_t(i * p.ldc + j)] = T(i - j);
-          problem<T> q = p;
+          problem<T> q = p, r = p;
           const host::gemm_blocking blk = host::default_blocking<T>();
           codegen::gemm_params packed = host::plan<T>(m, n, k, blk, 1), direct = packed;
           REQUIRE(k <= packed.kc);
           direct.direct = true;
           direct.m_blocks = (m + mr - 1) / mr;
+          codegen::gemm_params on_caller = direct;  // the row blocks on this thread
+          on_caller.inline_run = true;
           const Kokkos::DefaultHostExecutionSpace exec;
           host::gemm<T>(exec, m, n, k, p.a.data(), p.lda, p.b.data(), p.ldb, p.c.data(), p.ldc, ep,
                         direct, "direct", add);
           host::gemm<T>(exec, m, n, k, q.a.data(), q.lda, q.b.data(), q.ldb, q.c.data(), q.ldc, ep,
                         packed, "packed", add);
+          host::gemm<T>(exec, m, n, k, r.a.data(), r.lda, r.b.data(), r.ldb, r.c.data(), r.ldc, ep,
+                        on_caller, "direct on the calling thread", add);
           CHECK(p.c == q.c);  // bits, padding included
+          CHECK(r.c == q.c);
           CHECK(p.padding_untouched());
           eigen_matrix<double> want = p.reference();
           for (index_type i = 0; i < m; ++i)
@@ -197,7 +203,9 @@ void direct_shapes() {
         }
 }
 
-TEST_CASE("gemm<float> and gemm<double>: the direct form, bit for bit the packed form") {
+TEST_CASE(
+    "gemm<float> and gemm<double>: the direct form, launched or on the calling thread, bit for bit "
+    "the packed form") {
   direct_shapes<float>();
   direct_shapes<double>();
 }

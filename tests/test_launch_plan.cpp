@@ -64,8 +64,9 @@ void check_launches_match(const std::vector<codegen::kernel_plan>& kernels) {
   for (const auto& k : kernels) {
     CAPTURE(k.name);
     // A packed CPU matmul is one B-panel packing launch and one team launch per (column
-    // panel, K block), a direct one (small) one launch; a small element-wise kernel on a host
-    // backend runs on the calling thread, no launch; every other kernel is one launch.
+    // panel, K block), a direct one (small) one launch or, smaller, none; a small element-wise
+    // kernel on a host backend runs on the calling thread, no launch; every other kernel is one
+    // launch.
     const std::int64_t expected = k.packed_matmul ? k.gemm.launches : k.inline_run ? 0 : 1;
     std::int64_t seen = 0;
     for (; next < launches().size() && starts_with(launches()[next].label, k.label); ++next) {
@@ -153,14 +154,33 @@ TEST_CASE("Tier 1: every kernel family launches as planned") {
     if (pk.kernels.back().packed_matmul) CHECK_FALSE(pk.kernels.back().gemm.direct);
     check_assignment(Ck, matmul(Ak, Bk));
     check_assignment(Ck, Ck + matmul(Ak, Bk));
-    // 67 x 45 x 38: a few KiB, one launch over row blocks where the backend packs.
-    const auto pd = backends::exec::plan_of(execution_space(), matmul(A, B), nullptr).plan;
-    if (pd.kernels.back().packed_matmul) {
-      CHECK(pd.kernels.back().gemm.direct);
-      CHECK(pd.kernels.back().gemm.launches == 1);
-    }
+    // Direct where the backend packs (a few KiB; M x K x N 67 x 45 x 38, 96 x 100 x 80, 13 x 7 x
+    // 29): at most target::matmul.inline_madds multiply-adds (or on one thread) on the calling
+    // thread, more in one launch over row blocks.
+    const auto t = backends::backend<execution_space>::make_target();
+    const auto check_direct = [&](const auto& a, const auto& b) {
+      const auto p = backends::exec::plan_of(execution_space(), matmul(a, b), nullptr).plan;
+      if (!p.kernels.back().packed_matmul) return;
+      const auto& k = p.kernels.back();
+      const std::int64_t madds =
+          std::int64_t(a.get_extent()[0]) * a.get_extent()[1] * b.get_extent()[1];
+      CAPTURE(madds);
+      CHECK(k.gemm.direct);
+      const bool on_caller = t.concurrency == 1 || madds <= t.matmul.inline_madds;
+      CHECK(k.gemm.inline_run == on_caller);
+      CHECK(k.inline_run == on_caller);
+      CHECK(k.gemm.launches == (on_caller ? 0 : 1));
+      CHECK(tt::has(codegen::to_string(p), on_caller ? "no launch" : "1 launch"));
+    };
+    check_direct(A, B);
+    check_assignment(C, matmul(A, B));
+    array<float, 2> Aw = from_eigen(tt::random_matrix<float>(96, 100)),
+                    Bw = from_eigen(tt::random_matrix<float>(100, 80)), Cw(96, 80);
+    check_direct(Aw, Bw);
+    check_assignment(Cw, relu(matmul(Aw, Bw)));
     array<double, 2> Ad = from_eigen(tt::random_matrix<double>(13, 7)),
                      Bd = from_eigen(tt::random_matrix<double>(7, 29)), Cd(13, 29);
+    check_direct(Ad, Bd);
     check_assignment(Cd, matmul(Ad, Bd) * 2.0);
     check_assignment(Cd, Cd + matmul(Ad, Bd));
   }

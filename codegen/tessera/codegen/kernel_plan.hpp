@@ -100,6 +100,10 @@ struct gemm_params : gemm_blocking {
   /// A problem too small to repay packing (direct_gemm_fits): one RangePolicy launch of
   /// m_blocks row blocks of mr rows, the micro-kernels reading A and B where they lie.
   bool direct = false;
+  /// A direct problem small enough that a launch would cost more than it saves
+  /// (target::matmul.inline_madds): its row blocks in order on the calling thread, after a
+  /// fence of the execution space; no launch (launches = 0).
+  bool inline_run = false;
   int scratch_level = 1;  ///< the scratch level holding each team's packed A block
   std::string origin;     ///< "cache sizes", "tuned", "set by the caller"
 };
@@ -208,7 +212,8 @@ struct kernel_plan {
   /// backend): a reduction of few chunks (target::reduction.inline_fold_chunks) or on one
   /// thread folds them in order, a small scan (target::scan.inline_elements) scans in order;
   /// element-wise, tile_reduce and staged-transpose kernels (target::elementwise_inline_elements)
-  /// run the league's iterations in order (a staged transpose's teams in one scratch buffer)
+  /// run the league's iterations in order (a staged transpose's teams in one scratch buffer),
+  /// a small direct matmul (gemm_params::inline_run) its row blocks
   bool inline_run = false;
   /// scan, line form: adjacent lines one iteration walks together (0: the segmented form, one
   /// iteration per chunk of `reduce_chunk` elements of a line, carries by Kokkos parallel_scan)
@@ -277,7 +282,8 @@ inline std::string to_string(const kernel_plan& k) {
   os << "\n";
   if (k.packed_matmul && k.gemm.direct)
     os << "  blocking: direct, no packing (" << k.gemm.m_blocks << " row blocks of mr=" << k.gemm.mr
-       << ", micro-tiles of " << k.gemm.mr << "x" << k.gemm.nr << "); 1 launch\n";
+       << ", micro-tiles of " << k.gemm.mr << "x" << k.gemm.nr << "); "
+       << (k.gemm.inline_run ? "no launch (on the calling thread)" : "1 launch") << "\n";
   else if (k.packed_matmul)
     os << "  blocking: mc=" << k.gemm.mc << " kc=" << k.gemm.kc << " nc=" << k.gemm.nc
        << " mr=" << k.gemm.mr << " nr=" << k.gemm.nr << " (" << k.gemm.origin << "); "

@@ -59,6 +59,10 @@ struct matmul_options {
   std::string gemm_origin = "cache sizes";  ///< where the blockings come from
   gpu_matmul_params blocked;                ///< GPUs: register-blocked floating-point kernel
   int generic_tile = 16;  ///< the generic tiled form's default tile (other element types)
+  /// CPUs: direct matmuls (gemm_params::direct) of at most this many multiply-adds (M N K),
+  /// and every direct one where the target has one thread, run on the calling thread without
+  /// a Kokkos launch (gemm_params::inline_run; 0: never).
+  std::int64_t inline_madds = 0;
 };
 
 /// tile_reduce / tile_mean (kernel_family::tile_reduce).

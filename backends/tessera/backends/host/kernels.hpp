@@ -878,14 +878,19 @@ struct kernels {
               exec, M, N, A.cols, A.p, A.ld, B.p, B.ld, w, N,
               [](index_type, index_type, T acc) { return acc; }, k.gemm, k.label);
           const tessera::impl::strided_ref<OT, 2> o = out;
-          backends::impl::launch(k.label + " (epilogue)", range(exec, 0, M), [=](index_type i) {
+          const auto store_row = [=](index_type i) {
             eval::ectx<T, S, true, one_core> c;
             for (index_type j = 0; j < N; ++j) {
               c.acc = w[i * N + j];
               o.row(i)[j] = static_cast<OT>(ev.at(c, i, j));
             }
-          });
-          tessera::impl::fence(exec);
+          };
+          if (k.inline_run) {  // a small direct matmul: its epilogue on the calling thread too
+            for (index_type i = 0; i < M; ++i) store_row(i);
+          } else {
+            backends::impl::launch(k.label + " (epilogue)", range(exec, 0, M), store_row);
+            tessera::impl::fence(exec);
+          }
         }
         return;
       }

@@ -86,7 +86,11 @@ inline gemm_params packed_gemm_params(const expr_graph& g, const graph_node& mm,
     p.m_blocks = ceil_div(M, p.mr);
     p.splits = 1;
     p.panels_per_split = ceil_div(N, p.nr);
-    p.launches = 1;
+    // Small, or one thread: the row blocks on the calling thread (a launch costs more than
+    // a second thread saves; see host::make_target).
+    p.inline_run = !t.thread_per_logical && t.matmul.inline_madds > 0 &&
+                   (M * N * K <= t.matmul.inline_madds || t.concurrency == 1);
+    p.launches = p.inline_run ? 0 : 1;
   }
   return p;
 }

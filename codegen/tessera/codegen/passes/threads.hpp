@@ -156,14 +156,27 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
         k.packed_matmul = true;
         k.gemm = packed_gemm_params(g, mm, t);
         k.gemm.scratch_level = k.scratch_level;  // placed by the scratch pass
-        k.policy = k.gemm.direct ? "RangePolicy (host)" : "TeamPolicy (host)";
+        k.policy = k.gemm.inline_run ? "none: run on the calling thread (no Kokkos launch)"
+                   : k.gemm.direct   ? "RangePolicy (host)"
+                                     : "TeamPolicy (host)";
+        k.inline_run = k.gemm.inline_run;
         k.league_size = k.gemm.m_blocks * k.gemm.splits;
+        if (k.inline_run)
+          k.notes.push_back(
+              "no launch: a fence of the execution space, then the " +
+              std::to_string(k.league_size) + " row blocks in order on the calling thread (" +
+              (t.concurrency == 1
+                   ? std::string("one thread")
+                   : "at most " + std::to_string(t.matmul.inline_madds) + " multiply-adds") +
+              ")");
         const std::string tiles = std::to_string(k.gemm.mr) + "x" + std::to_string(k.gemm.nr);
         k.mapping = k.gemm.direct
                         ? "one iteration per row block of " + std::to_string(k.gemm.mr) +
                               " rows of C; micro-tiles of " + tiles +
                               " in registers reading A and B in place (A, B and C fit half of "
-                              "L2: no packing), one launch"
+                              "L2: no packing), " +
+                              (k.gemm.inline_run ? std::string("in order on the calling thread")
+                                                 : std::string("one launch"))
                     : k.league_size == 1
                         ? "one team (C is one row block of at most " + std::to_string(k.gemm.mc) +
                               " rows); micro-tiles of " + tiles +

@@ -51,8 +51,9 @@ namespace tessera::backends::host {
 /// its micro-kernels read it, and there is no packing launch. With p.direct (a
 /// problem that fits half of L2, one K block: codegen::direct_gemm_fits) one RangePolicy of
 /// p.m_blocks row blocks runs the micro-kernels on A and B in place instead, the same
-/// additions in the same order. The summation order depends only on the blocking, so equal
-/// inputs, blocking and thread count give equal bits.
+/// additions in the same order; with p.inline_run too (a small one) the row blocks run in
+/// order on the calling thread after a fence of `exec`, without a launch. The summation order
+/// depends only on the blocking, so equal inputs, blocking and thread count give equal bits.
 /// Returns after a fence of `exec`: C is complete.
 ///
 /// Source: Goto & van de Geijn 2008, "Anatomy of high-performance matrix multiplication"; the
@@ -110,21 +111,28 @@ void gemm(const Space& exec, index_type M, index_type N, index_type K, const T* 
                         " (direct needs K <= " + std::to_string(codegen::direct_gemm_max_k) +
                         " and kc=" + std::to_string(p.kc) + ", one block per " +
                         std::to_string(MR) + " rows)");
+    const auto row_block = [=](index_type ib) {
+      const index_type i = ib * MR;
+      const int m = int(std::min<index_type>(MR, M - i));
+      for (index_type j = 0; j < N; j += NR) {
+        const int n = int(std::min<index_type>(NR, N - j));
+        if (n == NR)
+          impl::direct_micro_kernel(K, A + i * lda, lda, B + j, ldb, C + i * ldc + j, ldc, m, n,
+                                    add_to_c, ep, i, j);
+        else
+          impl::direct_padded_micro_kernel<codegen::direct_gemm_max_k>(
+              K, A + i * lda, lda, B + j, ldb, C + i * ldc + j, ldc, m, n, add_to_c, ep, i, j);
+      }
+    };
+    if (p.inline_run) {
+      // Small (codegen::packed_gemm_params): the row blocks in order on the calling thread.
+      tessera::impl::fence(exec);  // earlier kernels on exec may still write A, B or C
+      for (index_type ib = 0; ib < p.m_blocks; ++ib) row_block(ib);
+      return;
+    }
     backends::impl::launch(
         label, Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, p.m_blocks),
-        [=](index_type ib) {
-          const index_type i = ib * MR;
-          const int m = int(std::min<index_type>(MR, M - i));
-          for (index_type j = 0; j < N; j += NR) {
-            const int n = int(std::min<index_type>(NR, N - j));
-            if (n == NR)
-              impl::direct_micro_kernel(K, A + i * lda, lda, B + j, ldb, C + i * ldc + j, ldc, m, n,
-                                        add_to_c, ep, i, j);
-            else
-              impl::direct_padded_micro_kernel<codegen::direct_gemm_max_k>(
-                  K, A + i * lda, lda, B + j, ldb, C + i * ldc + j, ldc, m, n, add_to_c, ep, i, j);
-          }
-        });
+        row_block);
     tessera::impl::fence(exec);
     return;
   }
