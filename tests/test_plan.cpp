@@ -4,8 +4,12 @@
 
 #include <tessera/backends/gpu/kernels.hpp>
 
+#include <algorithm>
 #include <fstream>
+#include <numeric>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include <unistd.h>
 
@@ -535,6 +539,108 @@ TEST_CASE("reduction plans: cached per size and target generation, a wrong chunk
   x = 1.f;
   CHECK(sum(x) == 1001.f);
   CHECK(sum(x, reproducible) == 1001.f);
+}
+
+// Scans, histograms and sorts keep this thread's last plan per operation and template
+// arguments (last_plan): the same shape takes it again, another shape, dimension, mode, range
+// or target generation plans again, and the operations give the right values on either.
+TEST_CASE("scan, histogram and sort plans: the last one per shape, replanned on any change") {
+  using S = execution_space;
+  using A = backends::impl::scan_acc_t<float, tessera::plus<>>;
+  const auto& exec = tessera::impl::default_instance();
+  const auto scan_plan = [&](bool exclusive, extent<2> x, int d) -> const codegen::kernel_plan& {
+    return backends::impl::cached_scan_kernel_plan<S, float, A, tessera::plus<>>(exec, exclusive, x,
+                                                                                 d, false);
+  };
+  const auto& a = scan_plan(false, extent<2>(30, 40), 1);
+  const std::string name = a.name;
+  CHECK(&scan_plan(false, extent<2>(30, 40), 1) == &a);
+  CHECK(scan_plan(false, extent<2>(30, 40), 1).name == name);
+  // Every key entry replans: the plan equals the one planned directly.
+  const auto direct = [&](bool exclusive, extent<2> x, int d) {
+    return codegen::to_string(backends::impl::scan_kernel_plan<S, float, A, tessera::plus<>>(
+        exec, exclusive, x, d, false));
+  };
+  // (Plain variables, not structured bindings: CAPTURE's lambda cannot name those with Clang 14.)
+  for (const auto& c :
+       std::vector<std::tuple<bool, extent<2>, int>>{{false, extent<2>(30, 41), 1},
+                                                     {false, extent<2>(31, 40), 1},
+                                                     {false, extent<2>(30, 40), 0},
+                                                     {true, extent<2>(30, 40), 1},
+                                                     {false, extent<2>(30, 40), 1}}) {
+    const bool exclusive = std::get<0>(c);
+    const extent<2> x = std::get<1>(c);
+    const int d = std::get<2>(c);
+    CAPTURE(to_string(x));
+    CAPTURE(d);
+    CHECK(codegen::to_string(scan_plan(exclusive, x, d)) == direct(exclusive, x, d));
+  }
+  const std::uint64_t before = codegen::target_generation().load();
+  ++codegen::target_generation();
+  CHECK(codegen::to_string(scan_plan(false, extent<2>(30, 40), 1)) ==
+        direct(false, extent<2>(30, 40), 1));
+  CHECK(codegen::target_generation().load() == before + 1);
+
+  const auto hist_plan = [&](index_type n, index_type bins, value_range r) {
+    return codegen::to_string(
+        backends::impl::cached_histogram_kernel_plan<S, float>(exec, n, bins, r));
+  };
+  const auto hist_direct = [&](index_type n, index_type bins, value_range r) {
+    return codegen::to_string(backends::impl::histogram_kernel_plan<S, float>(exec, n, bins, r));
+  };
+  for (const auto& c :
+       std::vector<std::tuple<index_type, index_type, value_range>>{{1000, 16, {0, 1}},
+                                                                    {1000, 16, {0, 1}},
+                                                                    {1001, 16, {0, 1}},
+                                                                    {1001, 17, {0, 1}},
+                                                                    {1001, 17, {0, 2}},
+                                                                    {1001, 17, {-1, 2}}}) {
+    const index_type n = std::get<0>(c), bins = std::get<1>(c);
+    const value_range r = std::get<2>(c);
+    CAPTURE(n);
+    CAPTURE(bins);
+    CHECK(hist_plan(n, bins, r) == hist_direct(n, bins, r));
+  }
+  const auto sort_plans = [&](index_type n, bool in_place) {
+    std::string s;
+    for (const auto& k :
+         backends::impl::cached_sort_kernel_plans<S, int, tessera::less<>>(exec, n, in_place))
+      s += codegen::to_string(k);
+    return s;
+  };
+  const auto sort_direct = [&](index_type n, bool in_place) {
+    std::string s;
+    for (const auto& k :
+         backends::impl::sort_kernel_plans<S, int, tessera::less<>>(exec, n, in_place))
+      s += codegen::to_string(k);
+    return s;
+  };
+  for (const auto& c : std::vector<std::pair<index_type, bool>>{
+           {5000, true}, {5000, true}, {70000, true}, {70000, false}, {5000, true}}) {
+    const index_type n = c.first;
+    CAPTURE(n);
+    CHECK(sort_plans(n, c.second) == sort_direct(n, c.second));
+  }
+
+  // The operations on repeated and changing shapes (cached plans, replans), against std.
+  for (int round = 0; round < 3; ++round)
+    for (const index_type n : {index_type(1000), index_type(1001), index_type(1000)}) {
+      CAPTURE(n);
+      std::vector<int> v(static_cast<std::size_t>(n));
+      for (auto& e : v) e = int(tt::random_size(-50, 49));
+      array<int, 1> a(extent<1>(n), v.data()), scanned(n);
+      inclusive_scan(a, scanned);
+      std::vector<int> want(v.size());
+      std::inclusive_scan(v.begin(), v.end(), want.begin());
+      CHECK(scanned.to_vector() == want);
+      const auto h = histogram(a, 10, value_range{-50, 50});
+      std::vector<index_type> hwant(10, 0);
+      for (int e : v) ++hwant[std::size_t((e + 50) / 10)];
+      CHECK(h.to_vector() == hwant);
+      sort(a);
+      std::stable_sort(v.begin(), v.end());
+      CHECK(a.to_vector() == v);
+    }
 }
 
 // Tile programs insert their barriers as they run; a Tier 1 plan of one (the generic tiled

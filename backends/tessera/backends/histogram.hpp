@@ -8,6 +8,8 @@
 #include <tessera/backends/scan.hpp>
 #include <tessera/dsl/runtime.hpp>
 
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -206,6 +208,20 @@ codegen::kernel_plan histogram_kernel_plan(const Space&, index_type n, index_typ
   return codegen::plan_histogram(d, backend<Space>::make_target());
 }
 
+/// histogram_kernel_plan, this thread's last one for the same Space, T, size, bins, range and
+/// concurrency (last_plan): a repeated histogram of one shape costs a comparison, not a
+/// planning. The reference stays valid until this thread's next call with the same Space, T.
+template <class Space, class T>
+const codegen::kernel_plan& cached_histogram_kernel_plan(const Space& exec, index_type n,
+                                                         index_type bins, const value_range& r) {
+  struct tag;
+  const std::array<std::int64_t, 5> key = {n, bins, std::bit_cast<std::int64_t>(r.lo),
+                                           std::bit_cast<std::int64_t>(r.hi),
+                                           tessera::impl::concurrency_of(exec)};
+  return last_plan<tag, codegen::kernel_plan>(
+      key, [&] { return histogram_kernel_plan<Space, T>(exec, n, bins, r); });
+}
+
 }  // namespace backends::impl
 
 /// Counts the elements of `e` in `counts.extent[0]` equal-width bins over [r.lo, r.hi) into
@@ -251,7 +267,8 @@ requires impl::is_array_like<D>::value void histogram(const Space& exec, const E
     tessera::impl::fence(exec);
     return;
   }
-  const codegen::kernel_plan k = backends::impl::histogram_kernel_plan<Space, T>(exec, n, bins, r);
+  const codegen::kernel_plan& k =
+      backends::impl::cached_histogram_kernel_plan<Space, T>(exec, n, bins, r);
   const auto launch = [&](const auto& src, const auto& ext) {
     using X = std::remove_cvref_t<decltype(src)>;
     constexpr int M = std::remove_cvref_t<decltype(ext)>::rank;

@@ -10,6 +10,8 @@
 #include <tessera/codegen/passes/sort.hpp>
 #include <tessera/dsl/runtime.hpp>
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -38,6 +40,19 @@ std::vector<codegen::kernel_plan> sort_kernel_plans(const Space&, index_type n, 
   d.radix_keys = radix_sortable<T, Comp>;
   d.in_place = in_place;
   return codegen::plan_sort(d, backend<Space>::make_target());
+}
+
+/// sort_kernel_plans, this thread's last ones for the same Space, T, Comp, size, mode and
+/// concurrency (last_plan): a repeated sort of one size costs a comparison, not a planning.
+/// The reference stays valid until this thread's next call with the same Space, T, Comp.
+template <class Space, class T, class Comp>
+const std::vector<codegen::kernel_plan>& cached_sort_kernel_plans(const Space& exec, index_type n,
+                                                                  bool in_place) {
+  struct tag;
+  const std::array<std::int64_t, 3> key = {n, in_place ? 1 : 0,
+                                           tessera::impl::concurrency_of(exec)};
+  return last_plan<tag, std::vector<codegen::kernel_plan>>(
+      key, [&] { return sort_kernel_plans<Space, T, Comp>(exec, n, in_place); });
 }
 
 template <class T, class Comp>
@@ -112,7 +127,7 @@ void sort_into(const Space& exec, const char* fn, const E& e, const D& dst, cons
   if (n == 0) return;
   if constexpr (requires { dst.sync_state(); })
     if (auto* st = dst.sync_state()) st->to_device(true);
-  const auto ks = sort_kernel_plans<Space, T, Comp>(exec, n, in_place);
+  const auto& ks = cached_sort_kernel_plans<Space, T, Comp>(exec, n, in_place);
   // The merge passes' other buffer; the destination itself is the first (a rank-1 array or
   // view is contiguous: strided_ref's last dimension always is).
   const Kokkos::View<T*, typename Space::memory_space> tmp(

@@ -6,6 +6,7 @@
 ///        synchronisation is the end of the launch, which Kokkos provides.
 #pragma once
 
+#include <tessera/backends/last_plan.hpp>
 #include <tessera/backends/launch.hpp>
 #include <tessera/backends/reduce/fold.hpp>
 #include <tessera/codegen/passes/reduction.hpp>
@@ -13,6 +14,7 @@
 #include <tessera/dsl/errors.hpp>
 #include <tessera/dsl/runtime.hpp>
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -135,23 +137,9 @@ decltype(auto) with_fold_operand(const E& e, F&& f) {
   return f(e);
 }
 
-/// The last reduction plan made on this thread for one Space, T, Rule and mode, and its key.
-struct last_reduction_plan {
-  const char* name = nullptr;
-  index_type n = -1;
-  std::uint64_t generation = ~std::uint64_t(0);
-  int concurrency = -1;
-  bool reproducible = false;
-  codegen::kernel_plan plan;
-};
-
-/// Plans the reduction of n > 0 elements of type T with Rule for `exec`'s target into `last`
-/// (reduction_plan's miss: out of line, so that a repeated reduction's check stays a few
-/// compares in its caller).
+/// Plans the reduction of n > 0 elements of type T with Rule for `exec`'s target.
 template <class Space, class T, class Rule>
-TESSERA_HOST_NOINLINE void replan_reduction(last_reduction_plan& last, const char* name,
-                                            index_type n, std::uint64_t generation, int conc,
-                                            bool reproducible) {
+codegen::kernel_plan plan_reduction_of(const char* name, index_type n, bool reproducible) {
   codegen::reduction_desc d;
   d.name = name;
   d.dtype = tessera::impl::scalar_type_name<T>();
@@ -160,28 +148,23 @@ TESSERA_HOST_NOINLINE void replan_reduction(last_reduction_plan& last, const cha
   d.accumulation = Rule::describe;
   d.lanes = Rule::lanes;
   d.reproducible = reproducible;
-  last.plan = codegen::plan_reduction(d, backend<Space>::make_target());
-  last.name = name;
-  last.n = n;
-  last.generation = generation;
-  last.concurrency = conc;
-  last.reproducible = reproducible;
+  return codegen::plan_reduction(d, backend<Space>::make_target());
 }
 
 /// The plan of reducing n > 0 elements of type T with Rule on `exec` (codegen's
-/// plan_reduction on the backend's target), cached: a repeated reduction of one size costs a
+/// plan_reduction on the backend's target), this thread's last one for the same Space, T,
+/// Rule, name, size, mode and concurrency (last_plan): a repeated reduction of one size costs a
 /// comparison, not a planning. The reference stays valid until this thread's next call with
-/// the same Space, T, Rule and mode.
+/// the same Space, T and Rule. `name` is a string literal (compared by address).
 template <class Space, class T, class Rule>
 const codegen::kernel_plan& reduction_plan(const Space& exec, const char* name, index_type n,
                                            bool reproducible) {
-  static thread_local last_reduction_plan last;
-  const std::uint64_t gen = codegen::target_generation().load(std::memory_order_relaxed);
-  const int conc = tessera::impl::concurrency_of(exec);
-  if (last.name != name || last.n != n || last.generation != gen || last.concurrency != conc ||
-      last.reproducible != reproducible) [[unlikely]]
-    replan_reduction<Space, T, Rule>(last, name, n, gen, conc, reproducible);
-  return last.plan;
+  struct tag;
+  const std::array<std::int64_t, 4> key = {std::int64_t(reinterpret_cast<std::uintptr_t>(name)), n,
+                                           reproducible ? 1 : 0,
+                                           tessera::impl::concurrency_of(exec)};
+  return last_plan<tag, codegen::kernel_plan>(
+      key, [&] { return plan_reduction_of<Space, T, Rule>(name, n, reproducible); });
 }
 
 /// The plan's prefetch distance in elements of the folded operand (0: none).
