@@ -670,6 +670,11 @@ TEST_CASE("aliasing: A = transpose(A), A = matmul(A, B), A = A + 1 are correct")
   A = from_eigen(ea);
   A = transpose(A) + A;
   CHECK(max_abs_diff(to_eigen(A), M(ea.transpose() + ea)) <= 1e-6);
+  // Past the size whose copy back runs on the calling thread on host backends (2^14).
+  M eg = tt::random_matrix<float>(150, 150);
+  array<float, 2> G = from_eigen(eg);
+  G = transpose(G);
+  CHECK(max_abs_diff(to_eigen(G), M(eg.transpose())) == 0.0);
 }
 
 TEST_CASE("shape errors name the operation and extents, before anything runs") {

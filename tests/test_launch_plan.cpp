@@ -202,6 +202,19 @@ TEST_CASE("Tier 1: every kernel family launches as planned") {
     check_assignment(S, transpose(S) + 1.f);
     const auto p = plan(transpose(S) + 1.f);  // a fresh output: no copy
     CHECK(p.kernels.back().family != codegen::kernel_family::copy);
+    // The copy runs on the calling thread where element-wise kernels of its size do (host
+    // backends: at most target::elementwise_inline_elements), and launches past it.
+    const auto t = backends::backend<execution_space>::make_target();
+    for (const index_type n : {index_type(40), index_type(130)}) {
+      CAPTURE(n);
+      array<float, 2> Q = from_eigen(tt::random_matrix<float>(n, n));
+      const auto mem = Q.describe_memory();
+      const auto pq = backends::exec::plan_of(execution_space(), transpose(Q), &mem).plan;
+      REQUIRE(pq.kernels.back().family == codegen::kernel_family::copy);
+      const std::int64_t limit = t.elementwise_inline_elements;
+      CHECK(pq.kernels.back().inline_run == (limit > 0 && n * n <= limit));
+      check_assignment(Q, transpose(Q));
+    }
   }
 }
 

@@ -287,6 +287,7 @@ TESSERA_PLANNER_LINKAGE lowered lower(const expr_graph& g, const target& t) {
     c.buffers.push_back({"tmp", g.out_dtype, memory_space_kind::global, 0, 0, "input"});
     c.buffers.push_back({"out", g.out_dtype, memory_space_kind::global, 0, 0, "output"});
     c.notes.push_back(out.fusion.alias_reason);
+    run_inline_if_small(c, t, n, t.elementwise_inline_elements, "written");
     out.plan.kernels.push_back(std::move(c));
   }
   return out;

@@ -235,11 +235,23 @@ void execute(const Space& exec, const codegen::lowered& low, const E& e,
       r.p = alias_tmp.data();
       tessera::impl::contiguous_strides(ext, r.s);
       run_kernel<Space, S>(exec, e, 0, ks, kp, b, r, ext);
-      backends::impl::launch(
-          low.plan.kernels.back().label,
-          Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, ext.size()),
-          copy_back<T, N>{r, out, ext});
-      ws.any = true;
+      const codegen::kernel_plan& copy = low.plan.kernels.back();
+      const copy_back<T, N> f{r, out, ext};
+      bool copied = false;
+      if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                               typename Space::memory_space>::accessible) {
+        if (copy.inline_run) {         // small, on a host backend: on the calling thread
+          tessera::impl::fence(exec);  // the kernel above may still write the temporary
+          for (index_type q = 0; q < ext.size(); ++q) f(q);
+          copied = true;
+        }
+      }
+      if (!copied) {
+        backends::impl::launch(
+            copy.label,
+            Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, ext.size()), f);
+        ws.any = true;  // the copy reads the temporary until the fence below
+      }
     } else {
       run_kernel<Space, S>(exec, e, 0, ks, kp, b, out, ext);
     }
