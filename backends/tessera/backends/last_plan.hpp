@@ -45,9 +45,12 @@ TESSERA_HOST_NOINLINE void remake_last_plan(last_plan_entry<Plan, K>& e,
 /// \param key [in] everything else the plan depends on: sizes, flags, the execution space's
 ///        concurrency (the target is made for it)
 /// \return the plan; the reference stays valid until this thread's next call with the same Tag
-///         (a caller that plans again while using it, e.g. a nested scan, plans directly)
+///         (a caller that plans again while using it, e.g. a nested scan, plans directly).
+/// Inlined: the comparison is all a repeated call costs (called, it took a one-element sum
+/// from 17.6 to 20.3 ns on a Zen 4 core).
 template <class Tag, class Plan, std::size_t K, class Make>
-const Plan& last_plan(const std::array<std::int64_t, K>& key, Make&& make) {
+TESSERA_HOST_FORCEINLINE const Plan& last_plan(const std::array<std::int64_t, K>& key,
+                                               Make&& make) {
   static thread_local last_plan_entry<Plan, K> last;
   const std::uint64_t gen = codegen::target_generation().load(std::memory_order_relaxed);
   if (!last.valid || last.generation != gen || last.key != key) [[unlikely]]
