@@ -601,19 +601,17 @@ TEST_CASE("scan, histogram and sort plans: the last one per shape, replanned on 
     CAPTURE(bins);
     CHECK(hist_plan(n, bins, r) == hist_direct(n, bins, r));
   }
-  const auto sort_plans = [&](index_type n, bool in_place) {
+  const auto joined = [](const std::vector<codegen::kernel_plan>& ks) {
     std::string s;
-    for (const auto& k :
-         backends::impl::cached_sort_kernel_plans<S, int, tessera::less<>>(exec, n, in_place))
-      s += codegen::to_string(k);
+    for (const auto& k : ks) s += codegen::to_string(k);
     return s;
   };
+  const auto sort_plans = [&](index_type n, bool in_place) {
+    return joined(
+        backends::impl::cached_sort_kernel_plans<S, int, tessera::less<>>(exec, n, in_place));
+  };
   const auto sort_direct = [&](index_type n, bool in_place) {
-    std::string s;
-    for (const auto& k :
-         backends::impl::sort_kernel_plans<S, int, tessera::less<>>(exec, n, in_place))
-      s += codegen::to_string(k);
-    return s;
+    return joined(backends::impl::sort_kernel_plans<S, int, tessera::less<>>(exec, n, in_place));
   };
   for (const auto& c : std::vector<std::pair<index_type, bool>>{
            {5000, true}, {5000, true}, {70000, true}, {70000, false}, {5000, true}}) {
