@@ -68,10 +68,10 @@ void launch(const std::string& label, const Policy& policy, const F& functor) {
 /// operation's kernels, or around its work on the calling thread where it launches none.
 class profiling_region {
  public:
-  explicit profiling_region(const std::string& name) { Kokkos::Profiling::pushRegion(name); }
+  explicit profiling_region(const std::string& name) { Kokkos::Tools::pushRegion(name); }
   profiling_region(const profiling_region&) = delete;
   profiling_region& operator=(const profiling_region&) = delete;
-  ~profiling_region() { Kokkos::Profiling::popRegion(); }
+  ~profiling_region() { Kokkos::Tools::popRegion(); }
 };
 
 }  // namespace impl

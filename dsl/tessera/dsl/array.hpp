@@ -297,7 +297,7 @@ class array {
   /// says so once on stderr, rather than let Kokkos terminate the process.
   TESSERA_INLINE ~array() {
 #ifndef TESSERA_DEVICE_PASS
-    if (v_.data() != nullptr && !Kokkos::is_initialized()) [[unlikely]]
+    if (v_.data() != nullptr && !impl::runtime_running()) [[unlikely]]
       outlived_runtime();
 #endif
   }
