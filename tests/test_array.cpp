@@ -4,7 +4,9 @@
 
 #include <cstring>
 #include <numeric>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 // `index` alone would also find POSIX ::index(); the using-declaration below hides it.
@@ -294,6 +296,70 @@ TEST_CASE("copy between arrays, views and host containers, views over arrays rea
   tessera::copy(ov.section(0, 8), ov.section(2, 8));
   ov.synchronize();
   CHECK(o == std::vector<int>{0, 1, 0, 1, 2, 3, 4, 5, 6, 7});
+}
+
+TEST_CASE("copy in runs of rows: long and short rows, sections, ranks 1 to 3, conversions") {
+  // CPUs copy runs of up to impl::copy_run_elements consecutive elements of a row per
+  // iteration (longer rows in several runs), GPUs one element per iteration.
+  using runs2 = impl::copy_runs<const float, double, 2>;
+  CHECK(runs2::iterations(extent<2>(3, 9000), 4096) == 9);
+  CHECK(runs2::iterations(extent<2>(3, 9000), 1) == 27000);
+  CHECK(runs2::iterations(extent<2>(5, 4096), 4096) == 5);
+  runs2 f{};
+  f.ext = extent<2>(3, 9000);
+  f.split(9);
+  CHECK(f.runs_per_row == 3);
+  CHECK(f.run == 3000);
+  f.split(27000);
+  CHECK(f.run == 1);
+  std::mt19937 g(17);
+  const std::vector<std::pair<index_type, index_type>> shapes = {{1, 1},     {3, 9000}, {4100, 3},
+                                                                 {17, 4097}, {2, 8192}, {1, 12289}};
+  for (const auto& shape : shapes) {
+    const index_type m = shape.first, n = shape.second;
+    CAPTURE(m);
+    CAPTURE(n);
+    std::vector<float> src(std::size_t(m * n));
+    for (auto& x : src) x = float(g() % 100000) * 0.25f;
+    array<float, 2> a(extent<2>(m, n), src.begin(), src.end());
+    // Into a section of a larger host view, converted to double; the border stays untouched.
+    std::vector<double> host(std::size_t((m + 2) * (n + 3)), -1.0);
+    array_view<double, 2> hv(m + 2, n + 3, host.data());
+    tessera::copy(a, hv.section(index<2>(1, 2), extent<2>(m, n)));
+    hv.synchronize();
+    bool same = true, border = true;
+    for (index_type i = 0; i < m + 2; ++i)
+      for (index_type j = 0; j < n + 3; ++j) {
+        const double got = host[std::size_t(i * (n + 3) + j)];
+        if (i >= 1 && i <= m && j >= 2 && j < n + 2)
+          same = same && got == double(src[std::size_t((i - 1) * n + j - 2)]);
+        else
+          border = border && got == -1.0;
+      }
+    CHECK(same);
+    CHECK(border);
+    // And from that section back into an array.
+    array<float, 2> back(extent<2>(m, n));
+    tessera::copy(array_view<const double, 2>(hv).section(index<2>(1, 2), extent<2>(m, n)), back);
+    CHECK(back.to_vector() == src);
+  }
+  // Ranks 1 and 3.
+  std::vector<int> v1(10007);
+  std::iota(v1.begin(), v1.end(), -5000);
+  array<int, 1> r1(extent<1>(10007), v1.begin(), v1.end()), s1(extent<1>(10007));
+  tessera::copy(r1, s1);
+  CHECK(s1.to_vector() == v1);
+  std::vector<double> v3(2 * 3 * 5000);
+  std::iota(v3.begin(), v3.end(), 0.5);
+  array<double, 3> r3(extent<3>(2, 3, 5000), v3.begin(), v3.end()), s3(extent<3>(2, 3, 5000));
+  tessera::copy(r3, s3);
+  CHECK(s3.to_vector() == v3);
+  // From host iterators into an array (through its host mirror), converting.
+  std::vector<int> ints(3 * 4100);
+  std::iota(ints.begin(), ints.end(), -7);
+  array<float, 2> fa(extent<2>(3, 4100));
+  tessera::copy(ints.begin(), ints.end(), fa);
+  CHECK(fa.to_vector() == std::vector<float>(ints.begin(), ints.end()));
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -213,9 +215,115 @@ TEST_CASE("Tier 1: every kernel family launches as planned") {
       REQUIRE(pq.kernels.back().family == codegen::kernel_family::copy);
       const std::int64_t limit = t.elementwise_inline_elements;
       CHECK(pq.kernels.back().inline_run == (limit > 0 && n * n <= limit));
+      const auto want = to_eigen(Q);
       check_assignment(Q, transpose(Q));
+      CHECK(to_eigen(Q) == want.transpose());
     }
   }
+  SUBCASE("aliasing: the copy back in runs of a row (CPUs) or one element per iteration") {
+    // CPUs copy up to target::copy_run_elements consecutive elements of a row per iteration
+    // (rows longer than that in several runs), GPUs one element; launched (more elements than
+    // elementwise_inline_elements) or not, the launch is the plan's.
+    const auto t = backends::backend<execution_space>::make_target();
+    const std::int64_t run = t.copy_run_elements;
+    const std::vector<std::pair<index_type, index_type>> shapes = {
+        {3, 9000}, {1, 5}, {4100, 3}, {17, 4097}, {2, 4096}};
+    for (const auto& shape : shapes) {
+      const index_type m = shape.first, n = shape.second;
+      CAPTURE(m);
+      CAPTURE(n);
+      const auto es = tt::random_matrix<float>(m, m), ew = tt::random_matrix<float>(m, n);
+      array<float, 2> Sm = from_eigen(es), W = from_eigen(ew);
+      const auto mem = W.describe_memory();
+      const auto p = backends::exec::plan_of(execution_space(), matmul(Sm, W), &mem).plan;
+      REQUIRE(p.kernels.back().family == codegen::kernel_family::copy);
+      const std::int64_t iters = run > 1 ? m * ((n + run - 1) / run) : m * n;
+      CHECK(p.kernels.back().league_size == iters);
+      check_assignment(W, matmul(Sm, W));
+      const Eigen::MatrixXf want = (es.cast<double>() * ew.cast<double>()).cast<float>();
+      CHECK((to_eigen(W) - want).cwiseAbs().maxCoeff() <= 1e-4f * float(m));
+    }
+  }
+}
+
+/// Kokkos Tools' view of the temporary pool: allocations labelled "tessera::temporary".
+int& temporary_allocations() {
+  static int n = 0;
+  return n;
+}
+void on_allocate(const Kokkos_Profiling_SpaceHandle, const char* label, const void*,
+                 const std::uint64_t) {
+  if (std::string(label) == "tessera::temporary") ++temporary_allocations();
+}
+
+TEST_CASE("temporaries reuse pooled memory and large ones are freed") {
+  using pool = backends::impl::temporary_pool<memory_space>;
+  const auto count = [](const auto& run) {
+    Kokkos::fence();
+    temporary_allocations() = 0;
+    Kokkos::Tools::Experimental::set_allocate_data_callback(&on_allocate);
+    run();
+    Kokkos::fence();
+    Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
+    return temporary_allocations();
+  };
+  // An aliased assignment (A = transpose(A)) and one with two matmul temporaries, repeated:
+  // the first call may allocate, the next ones take the same buffers back.
+  const auto e0 = tt::random_matrix<float>(40, 40);
+  array<float, 2> Q = from_eigen(e0);
+  Q = transpose(Q);
+  CHECK(count([&] {
+          for (int r = 0; r < 5; ++r) Q = transpose(Q);
+        }) == 0);
+  CHECK(to_eigen(Q) == e0);  // six transposes
+  const auto ea = tt::random_matrix<float>(33, 20), eb = tt::random_matrix<float>(20, 27);
+  array<float, 2> A = from_eigen(ea), B = from_eigen(eb), C(33, 27);
+  C = matmul(A + 1.f, B) + matmul(A, B);
+  CHECK(count([&] {
+          for (int r = 0; r < 3; ++r) C = matmul(A + 1.f, B) + matmul(A, B);
+        }) == 0);
+  const Eigen::MatrixXf ones = Eigen::MatrixXf::Ones(33, 20);
+  const Eigen::MatrixXf want =
+      ((ea + ones).cast<double>() * eb.cast<double>() + ea.cast<double>() * eb.cast<double>())
+          .cast<float>();
+  CHECK((to_eigen(C) - want).cwiseAbs().maxCoeff() <= 1e-4f);
+  // A sort's merge buffer, and the workspace of a matmul whose output has another type
+  // (float products into a double array), likewise.
+  std::vector<int> keys(1000);
+  std::mt19937 g(5);
+  for (int& k : keys) k = int(g() % 5000) - 2500;
+  array<int, 1> K(extent<1>(1000));
+  const auto sorted_once = [&] {
+    tessera::copy(keys.begin(), keys.end(), K);
+    tessera::sort(K);
+  };
+  sorted_once();
+  CHECK(count([&] {
+          for (int r = 0; r < 3; ++r) sorted_once();
+        }) == 0);
+  std::vector<int> want_keys = keys;
+  std::stable_sort(want_keys.begin(), want_keys.end());
+  CHECK(K.to_vector() == want_keys);
+  array<double, 2> Cd(33, 27);
+  Cd = matmul(A, B);
+  CHECK(count([&] {
+          for (int r = 0; r < 3; ++r) Cd = matmul(A, B);
+        }) == 0);
+  const Eigen::MatrixXd prod = (ea * eb).cast<double>();
+  CHECK((to_eigen(Cd) - prod).cwiseAbs().maxCoeff() <= 1e-4);
+  CHECK(pool::instance().kept() >= 1);
+  CHECK(pool::instance().kept() <= backends::impl::temporary_keep_count);
+  // Past temporary_keep_bytes (600 x 600 floats, 1.4 MB) a temporary is allocated each time
+  // and freed after its operation, never kept.
+  const auto ez = tt::random_matrix<float>(600, 600);
+  array<float, 2> Z = from_eigen(ez);
+  REQUIRE(600 * 600 * sizeof(float) > backends::impl::temporary_keep_bytes);
+  CHECK(count([&] {
+          Z = transpose(Z);
+          Z = transpose(Z);
+        }) == 2);
+  CHECK(to_eigen(Z) == ez);
+  CHECK(pool::instance().kept() <= backends::impl::temporary_keep_count);
 }
 
 TEST_CASE("Tier 0 and Tier 2 launches as planned") {

@@ -7,6 +7,7 @@
 
 #include <tessera/backends/scan.hpp>
 #include <tessera/backends/sort/kernels.hpp>
+#include <tessera/backends/temporary_pool.hpp>
 #include <tessera/codegen/passes/sort.hpp>
 #include <tessera/dsl/runtime.hpp>
 
@@ -130,12 +131,14 @@ void sort_into(const Space& exec, const char* fn, const E& e, const D& dst, cons
   const auto& ks = cached_sort_kernel_plans<Space, T, Comp>(exec, n, in_place);
   // The merge passes' other buffer; the destination itself is the first (a rank-1 array or
   // view is contiguous: strided_ref's last dimension always is).
-  const Kokkos::View<T*, typename Space::memory_space> tmp(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::sort temporary"), std::size_t(n));
+  // (From the temporary pool: back to it once run_sort has fenced its kernels.)
+  temporary_lease<typename Space::memory_space> tmp(std::size_t(n) * sizeof(T));
   T* const out = dst.ref().p;
   const auto order = sort_comparator<T>(comp);
-  with_source(exec, e,
-              [&](const auto& src) { run_sort(exec, ks, src, out, tmp.data(), n, order); });
+  with_source(exec, e, [&](const auto& src) {
+    run_sort(exec, ks, src, out, reinterpret_cast<T*>(tmp.data()), n, order);
+  });
+  tmp.idle();
 }
 
 }  // namespace backends::impl

@@ -283,6 +283,16 @@ TESSERA_PLANNER_LINKAGE lowered lower(const expr_graph& g, const target& t) {
     c.policy = "RangePolicy";
     c.league_size = n;
     c.mapping = "one iteration per element";
+    // CPUs: one iteration per run of up to t.copy_run_elements consecutive elements of a row
+    // (tessera::impl::copy_runs, the compiler's vector copy of each); GPUs: one per element.
+    const std::int64_t cols = root.extent.empty() ? 1 : root.extent.back();
+    if (const std::int64_t run = t.copy_run_elements; run > 1 && n > 0 && cols > 0) {
+      const std::int64_t runs_per_row = (cols + run - 1) / run;
+      c.league_size = n / cols * runs_per_row;
+      c.mapping = runs_per_row == 1 ? "one iteration per row, its elements copied in order"
+                                    : "one iteration per run of up to " + std::to_string(run) +
+                                          " consecutive elements of a row, copied in order";
+    }
     c.label = "tessera::copy (output aliases an input)";
     c.buffers.push_back({"tmp", g.out_dtype, memory_space_kind::global, 0, 0, "input"});
     c.buffers.push_back({"out", g.out_dtype, memory_space_kind::global, 0, 0, "output"});

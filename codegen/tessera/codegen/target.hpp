@@ -194,6 +194,9 @@ struct target {
   /// tile_reduce kernels reading at most twice as many, run on the calling thread, without a
   /// Kokkos launch (kernel_plan::inline_run; 0: never; host backends only).
   std::int64_t elementwise_inline_elements = 0;
+  /// Copies (an aliased assignment's copy back): elements of a row that one iteration moves
+  /// (tessera::impl::copy_runs; 0: one element per iteration, GPUs).
+  std::int64_t copy_run_elements = 0;
   /// CPUs: elementwise row loops (sections, shifts, generated operands) moving at least
   /// row_prefetch_min_bytes (inputs and output) prefetch each input buffer's leading row
   /// row_prefetch_bytes ahead (0: never), compiled for vectors of memory_rows_vector_bytes

@@ -68,7 +68,7 @@ struct stencil_ctx : ectx<char, S> {
 
 /// A temporary holding the value of a materialized node (rank 2, contiguous), by node id.
 struct temp_slot {
-  Kokkos::View<char*, memory_space> mem;
+  Kokkos::View<char*, memory_space> mem;  ///< from the temporary pool (exec/executor.hpp)
   index_type rows = 0, cols = 0;
   template <class T>
   T* data() const {

@@ -9,7 +9,9 @@
 #include <tessera/backends/eval/evaluators.hpp>
 #include <tessera/backends/kernels/operands.hpp>
 #include <tessera/backends/launch.hpp>
+#include <tessera/backends/temporary_pool.hpp>
 #include <tessera/codegen/plan_cache.hpp>
+#include <tessera/dsl/copy.hpp>
 #include <tessera/dsl/expr/nodes.hpp>
 #include <tessera/dsl/runtime.hpp>
 
@@ -171,26 +173,14 @@ struct workspace {
     temp_slot& t = temps[std::size_t(id)];
     t.rows = x[0];
     t.cols = x[1];
-    t.mem = Kokkos::View<char*, memory_space>(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::temporary"),
-        std::size_t(x.size()) * sizeof(T));
+    t.mem = backends::impl::temporary_pool<memory_space>::instance().take(std::size_t(x.size()) *
+                                                                          sizeof(T));
     any = true;
     tessera::impl::strided_ref<T, 2> r;
     r.p = t.template data<T>();
     r.s[0] = x[1];
     r.s[1] = 1;
     return r;
-  }
-};
-
-/// out[i] = in[i] over extent ext (the alias temporary's copy back).
-template <class T, int N>
-struct copy_back {
-  tessera::impl::strided_ref<T, N> in, out;
-  extent<N> ext;
-  KOKKOS_INLINE_FUNCTION void operator()(index_type k) const {
-    const index<N> i = tessera::impl::unflatten(ext, k);
-    out.at(i) = in.at(i);
   }
 };
 
@@ -201,7 +191,8 @@ void execute(const Space& exec, const codegen::lowered& low, const E& e,
              const tessera::impl::strided_ref<T, N>& out, const extent<N>& ext) {
   constexpr int S = eval::staged_slots<E>;
   workspace<E> ws;
-  Kokkos::View<T*, memory_space> alias_tmp;  // freed after the fence below
+  // The temporary of an aliased output (from the temporary pool, as ws's).
+  Kokkos::View<char*, memory_space> alias_tmp;
   sync_inputs(e);
   for (std::size_t k = 0; k < low.fusion.kernels.size(); ++k) {
     const kernel_spec& ks = low.fusion.kernels[k];
@@ -228,36 +219,46 @@ void execute(const Space& exec, const codegen::lowered& low, const E& e,
         throw error("tessera: internal error: kernel '" + kp.name +
                     "' writes a temporary of a node that cannot have one");
     } else if (low.fusion.output_aliases_input) {
-      alias_tmp = Kokkos::View<T*, memory_space>(
-          Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::alias_temporary"),
-          std::size_t(ext.size()));
+      alias_tmp = backends::impl::temporary_pool<memory_space>::instance().take(
+          std::size_t(ext.size()) * sizeof(T));
       tessera::impl::strided_ref<T, N> r;
-      r.p = alias_tmp.data();
+      r.p = reinterpret_cast<T*>(alias_tmp.data());
       tessera::impl::contiguous_strides(ext, r.s);
       run_kernel<Space, S>(exec, e, 0, ks, kp, b, r, ext);
+      // The copy back: the plan's iterations, each a run of a row (CPUs) or an element.
       const codegen::kernel_plan& copy = low.plan.kernels.back();
-      const copy_back<T, N> f{r, out, ext};
+      tessera::impl::copy_runs<T, T, N> f{r, out, ext};
+      f.split(copy.league_size);
       bool copied = false;
       if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                                typename Space::memory_space>::accessible) {
         if (copy.inline_run) {         // small, on a host backend: on the calling thread
           tessera::impl::fence(exec);  // the kernel above may still write the temporary
-          for (index_type q = 0; q < ext.size(); ++q) f(q);
+          for (index_type q = 0; q < copy.league_size; ++q) f(q);
           copied = true;
         }
       }
       if (!copied) {
         backends::impl::launch(
             copy.label,
-            Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, ext.size()), f);
+            Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, copy.league_size),
+            f);
         ws.any = true;  // the copy reads the temporary until the fence below
       }
     } else {
       run_kernel<Space, S>(exec, e, 0, ks, kp, b, out, ext);
     }
   }
-  // Temporaries are freed when this returns: let the kernels that read them finish first.
+  // Temporaries go back to the temporary pool: let the kernels that use them finish first. Only
+  // here, after that fence: an exception on the way (a kernel may still run) frees them
+  // instead, as Views.
   if (ws.any) tessera::impl::fence(exec);
+  if (ws.any || alias_tmp.data() != nullptr) {
+    auto& pool = backends::impl::temporary_pool<memory_space>::instance();
+    for (temp_slot& t : ws.temps)
+      if (t.mem.data() != nullptr) pool.give_back(std::move(t.mem));
+    if (alias_tmp.data() != nullptr) pool.give_back(std::move(alias_tmp));
+  }
 }
 
 /// The plan of `e` assigned to memory `dst` (nullptr: a fresh array).

@@ -10,6 +10,7 @@
 #include <tessera/backends/host/scan.hpp>
 #include <tessera/backends/host/target.hpp>
 #include <tessera/backends/host/tile_mapping.hpp>
+#include <tessera/dsl/copy.hpp>
 
 #include <algorithm>
 
@@ -69,6 +70,7 @@ struct backend : kernels<Space> {
     // threads would repay a Kokkos 4.6 OpenMP launch (d = 2a + 3b - c of 10^4 floats: 1.05 us
     // on one thread without a launch, 1.40 us launched on two, 1.56 us launched on one; Zen 5).
     t.elementwise_inline_elements = index_type(1) << 14;
+    t.copy_run_elements = tessera::impl::copy_run_elements;
     // Several threads: the segmented form in rounds in one team of every thread (as many as
     // Kokkos allows in a team), chunks a quarter of the L2.
     t.scan.round_team = std::min(t.concurrency, backends::impl::host_team_limit<Space>());

@@ -12,6 +12,7 @@
 #include <tessera/backends/kernels/operands.hpp>
 #include <tessera/backends/launch.hpp>
 #include <tessera/backends/reduce/rules.hpp>
+#include <tessera/backends/temporary_pool.hpp>
 #include <tessera/codegen/kernel_plan.hpp>
 #include <tessera/dsl/runtime.hpp>
 
@@ -870,10 +871,10 @@ struct kernels {
           // The output's type differs: accumulate in a T workspace, then store the epilogue
           // of each element once, converted (plan: c_work and the epilogue launch).
           const index_type M = ext[0], N = ext[1];
-          Kokkos::View<T*, typename Space::memory_space> work(
-              Kokkos::view_alloc(Kokkos::WithoutInitializing, "tessera::matmul workspace"),
-              std::size_t(M * N));
-          T* const w = work.data();
+          // (From the temporary pool: back to it once the epilogue has finished.)
+          tessera::backends::impl::temporary_lease<typename Space::memory_space> work(
+              std::size_t(M * N) * sizeof(T));
+          T* const w = reinterpret_cast<T*>(work.data());
           host::gemm<T>(
               exec, M, N, A.cols, A.p, A.ld, B.p, B.ld, w, N,
               [](index_type, index_type, T acc) { return acc; }, k.gemm, k.label);
@@ -891,6 +892,7 @@ struct kernels {
             backends::impl::launch(k.label + " (epilogue)", range(exec, 0, M), store_row);
             tessera::impl::fence(exec);
           }
+          work.idle();
         }
         return;
       }
