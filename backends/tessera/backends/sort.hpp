@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace tessera {
@@ -132,13 +133,14 @@ void sort_into(const Space& exec, const char* fn, const E& e, const D& dst, cons
   // The merge passes' other buffer; the destination itself is the first (a rank-1 array or
   // view is contiguous: strided_ref's last dimension always is).
   // (From the temporary pool: back to it once run_sort has fenced its kernels.)
-  temporary_lease<typename Space::memory_space> tmp(std::size_t(n) * sizeof(T));
+  auto& pool = temporary_pool<typename Space::memory_space>::instance();
+  auto tmp = pool.take(std::size_t(n) * sizeof(T));
   T* const out = dst.ref().p;
   const auto order = sort_comparator<T>(comp);
   with_source(exec, e, [&](const auto& src) {
     run_sort(exec, ks, src, out, reinterpret_cast<T*>(tmp.data()), n, order);
   });
-  tmp.idle();
+  pool.give_back(std::move(tmp));
 }
 
 }  // namespace backends::impl

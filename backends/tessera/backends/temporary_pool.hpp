@@ -69,7 +69,10 @@ class temporary_pool {
   }
 
   /// Takes back a buffer from take() once nothing reads or writes it any more (the operation
-  /// fenced its kernels): kept when small enough and the pool has room, else freed.
+  /// fenced its kernels): kept when small enough and the pool has room, else freed. Callers
+  /// give back only after that fence: where an exception leaves before it (a kernel may still
+  /// run), the View is freed by its destructor instead, so that no later operation writes
+  /// memory a kernel may still read.
   void give_back(view&& v) {
     if (v.size() > temporary_keep_bytes ||
         !tessera::impl::runtime_seen_running.load(std::memory_order_relaxed))
@@ -95,52 +98,6 @@ class temporary_pool {
   temporary_pool() = default;
   std::mutex m_;
   std::vector<view> free_;
-};
-
-/// A buffer from the pool of MemorySpace for one operation. It goes back to the pool only
-/// once its owner says the kernels that use it have finished (idle(), after their fence);
-/// a lease that ends otherwise (an exception between a launch and its fence) frees its
-/// buffer, as a View would, so that no later operation writes memory a kernel may still read.
-template <class MemorySpace>
-class temporary_lease {
- public:
-  using view = typename temporary_pool<MemorySpace>::view;
-  temporary_lease() = default;
-  /// A buffer of at least `bytes` bytes.
-  explicit temporary_lease(std::size_t bytes)
-      : v_(temporary_pool<MemorySpace>::instance().take(bytes)) {}
-  temporary_lease(temporary_lease&& o) noexcept : v_(std::move(o.v_)), idle_(o.idle_) {
-    o.v_ = view();
-  }
-  temporary_lease& operator=(temporary_lease&& o) noexcept {
-    if (this != &o) {
-      end();
-      v_ = std::move(o.v_);
-      idle_ = o.idle_;
-      o.v_ = view();
-    }
-    return *this;
-  }
-  temporary_lease(const temporary_lease&) = delete;
-  temporary_lease& operator=(const temporary_lease&) = delete;
-  ~temporary_lease() {
-    if (v_.data() != nullptr) end();
-  }
-  char* data() const { return v_.data(); }
-  /// Nothing uses the buffer any more: it may go back to the pool when the lease ends.
-  void idle() { idle_ = true; }
-
- private:
-  /// Out of line: most leases of a workspace hold nothing, and their end is one test.
-  TESSERA_HOST_NOINLINE void end() {
-    const bool idle = idle_;
-    idle_ = false;
-    if (v_.data() == nullptr) return;
-    if (idle) temporary_pool<MemorySpace>::instance().give_back(std::move(v_));
-    v_ = view();
-  }
-  view v_;
-  bool idle_ = false;
 };
 
 }  // namespace tessera::backends::impl

@@ -93,6 +93,11 @@ inline bool overlaps(const captured_buffer& a, const captured_buffer& b) {
 /// types may differ, converted as by static_cast). Overlapping memory is handled (through a
 /// temporary). Waits for the copy to finish.
 /// \throws shape_error when the extents differ (dst untouched)
+/// Cost: one Kokkos launch on the default execution space reading and writing every element
+/// once; on CPUs each iteration copies a run of up to impl::copy_run_elements (4096) elements
+/// of a row (a 256 x 256 float copy within 1.1x Kokkos::deep_copy on a Zen 4 core,
+/// bench-overhead), on GPUs one element per thread.
+/// Source: C++ AMP's concurrency::copy.
 template <impl::buffer S, impl::buffer D>
 void copy(const S& src, const D& dst) {
   static_assert(S::rank == D::rank, "tessera::copy: source and destination ranks differ");

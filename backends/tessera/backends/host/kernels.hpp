@@ -20,6 +20,7 @@
 #include <bit>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace tessera::backends::host {
@@ -872,8 +873,9 @@ struct kernels {
           // of each element once, converted (plan: c_work and the epilogue launch).
           const index_type M = ext[0], N = ext[1];
           // (From the temporary pool: back to it once the epilogue has finished.)
-          tessera::backends::impl::temporary_lease<typename Space::memory_space> work(
-              std::size_t(M * N) * sizeof(T));
+          auto& pool =
+              tessera::backends::impl::temporary_pool<typename Space::memory_space>::instance();
+          auto work = pool.take(std::size_t(M * N) * sizeof(T));
           T* const w = reinterpret_cast<T*>(work.data());
           host::gemm<T>(
               exec, M, N, A.cols, A.p, A.ld, B.p, B.ld, w, N,
@@ -892,7 +894,7 @@ struct kernels {
             backends::impl::launch(k.label + " (epilogue)", range(exec, 0, M), store_row);
             tessera::impl::fence(exec);
           }
-          work.idle();
+          pool.give_back(std::move(work));
         }
         return;
       }
