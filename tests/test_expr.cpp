@@ -200,6 +200,78 @@ TEST_CASE("transpose: multi-tile and streaming-size outputs, 4- and 8-byte types
   }
 }
 
+// Outputs with fewer than a block (16) of rows or columns have no full block: on CPUs a plain
+// transpose walks them with direct loops (a few lines at a time along the long side; a vector
+// is a copy) in tiles as long as a default tile's elements allow. Every short side from 1 to
+// 17, long sides that are not tile multiples, operands and destinations that are sections of
+// larger arrays (rows apart in memory), 4- and 8-byte types and a conversion.
+TEST_CASE("transpose: outputs with fewer than a block of rows or columns, vectors among them") {
+  using MD = eigen_matrix<double>;
+  using MI = eigen_matrix<int>;
+  std::vector<long> longs = {1, 17, 300, 5003, tt::random_size(20, 2000)};
+  for (long s = 1; s <= 17; ++s)
+    for (const long l : longs)
+      for (const bool wide : {true, false}) {
+        const long r = wide ? l : s, c = wide ? s : l;  // operand r x c, output c x r
+        CAPTURE(r);
+        CAPTURE(c);
+        M ea = tt::random_matrix<float>(r, c);
+        array<float, 2> A = from_eigen(ea), T(c, r);
+        T = transpose(A);
+        CHECK(max_abs_diff(to_eigen(T), M(ea.transpose())) == 0.0);
+        MD ed = tt::random_matrix<double>(r, c);
+        array<double, 2> D = from_eigen(ed), TD(c, r);
+        TD = transpose(D);
+        CHECK(max_abs_diff(to_eigen(TD), MD(ed.transpose())) == 0.0);
+        TD = transpose(A);  // float operand, double output: converted element by element
+        CHECK(max_abs_diff(to_eigen(TD), MD(ea.cast<double>().transpose())) == 0.0);
+        const MI ei = MI::NullaryExpr(r, c, [](Eigen::Index i, Eigen::Index j) {
+          return int((i * 7919 + j * 104729) % 100003) - 50000;
+        });
+        array<int, 2> I = from_eigen(ei), TI(c, r);
+        TI = transpose(I);
+        CHECK((to_eigen(TI) - MI(ei.transpose())).cwiseAbs().maxCoeff() == 0);
+      }
+  // Sections: the operand's rows and the destination's rows lie apart in memory; the border of
+  // the destination's array stays as it was.
+  for (const auto& shape : {std::pair<long, long>{3, 777},
+                            {777, 3},
+                            {1, 130},
+                            {130, 1},
+                            {9, 33},
+                            {33, 9},
+                            {4, 4},
+                            {15, 5003}}) {
+    const long r = shape.first, c = shape.second;
+    CAPTURE(r);
+    CAPTURE(c);
+    M ebig = tt::random_matrix<float>(r + 3, c + 5);
+    array<float, 2> Big = from_eigen(ebig), Dst(c + 4, r + 2);
+    Dst = -7.f;
+    assign(Dst.section(tessera::index<2>(1, 2), extent<2>(c, r)),
+           transpose(Big.section(tessera::index<2>(2, 3), extent<2>(r, c))));
+    M want = M::Constant(c + 4, r + 2, -7.f);
+    want.block(1, 2, c, r) = ebig.block(2, 3, r, c).transpose();
+    CHECK(max_abs_diff(to_eigen(Dst), want) == 0.0);
+  }
+  // CPU plans: tiles along the long side hold a default tile's elements (whole blocks), so a
+  // 5000 x 1 output is one tile (79 of 64 rows before) and a 2 x 40000 one a few.
+  const auto target = backends::backend<execution_space>::make_target();
+  const long b = target.transpose.block;
+  if (!target.thread_per_logical && target.transpose.cached_tile_rows > 0 && b > 0 &&
+      target.transpose.cached_row_bytes > 0) {
+    const long rows = std::max(b, target.transpose.cached_tile_rows / b * b);
+    const long cols = std::max(b, (target.transpose.cached_row_bytes / 4 + b - 1) / b * b);
+    auto league = [&](long long_side, long short_side) {
+      const long tile = std::max(b, rows * cols / short_side / b * b);
+      return "league " + std::to_string((long_side + tile - 1) / tile) + " (";
+    };
+    array<float, 2> V(1, 5000), TV(5000, 1), W(40000, 2), TW(2, 40000);
+    CHECK(tt::has(explain(TV, transpose(V)), league(5000, 1)));
+    CHECK(tt::has(explain(TW, transpose(W)), league(40000, 2)));
+  }
+}
+
 TEST_CASE("transpose: operand rows walked in groups where a tile's rows do not fit in L2") {
   // Outputs of 40000 rows: the operand's rows lie 160 KB (floats) or 320 KB (doubles) apart,
   // and a CPU tile's 32 of them span more than any core's L2 up to 5 MiB, so the host backends

@@ -143,7 +143,19 @@ inline tile2 staged_tile(const expr_graph& g, const kernel_spec& k, const target
     const int cols = int(std::max<std::int64_t>(b, (run + b - 1) / b * b));
     const int rows = std::max(b, t.transpose.cached_tile_rows / b * b);
     const graph_node& root = g.nodes[k.root];
-    return {edge_fitted_tile(root.extent[0], rows, b), edge_fitted_tile(root.extent[1], cols, b)};
+    tile2 ts{edge_fitted_tile(root.extent[0], rows, b), edge_fitted_tile(root.extent[1], cols, b)};
+    // An output side shorter than a block (a vector, a few rows or columns): the tiles along
+    // the other side hold as many elements as a default tile, whole blocks long, so the short
+    // side does not multiply the tiles (5000 x 1: 79 tiles of 64 x 256, one of 16384 x 256).
+    const std::int64_t elems = std::int64_t(rows) * cols, cap = std::int64_t(1) << 30;
+    auto longer = [&](std::int64_t other) {
+      return int(std::min(cap, std::max<std::int64_t>(b, elems / other / b * b)));
+    };
+    if (root.extent[1] > 0 && root.extent[1] < b)
+      ts.rows = std::max(ts.rows, longer(root.extent[1]));
+    if (root.extent[0] > 0 && root.extent[0] < b)
+      ts.cols = std::max(ts.cols, longer(root.extent[0]));
+    return ts;
   }
   return {t.transpose.tile[0], t.transpose.tile[1]};
 }
