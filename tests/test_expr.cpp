@@ -269,6 +269,11 @@ TEST_CASE("transpose: outputs with fewer than a block of rows or columns, vector
     array<float, 2> V(1, 5000), TV(5000, 1), W(40000, 2), TW(2, 40000);
     CHECK(tt::has(explain(TV, transpose(V)), league(5000, 1)));
     CHECK(tt::has(explain(TW, transpose(W)), league(40000, 2)));
+    CHECK(tt::has(explain(TW, transpose(W)), "copying the operand's lines directly"));
+    // Not a plain transpose (an element-wise step, another type): staged block by block.
+    array<double, 2> TWD(2, 40000);
+    CHECK(tt::has(explain(TW, transpose(W) + 1.f), "walking each in"));
+    CHECK(tt::has(explain(TWD, transpose(W)), "walking each in"));
   }
 }
 

@@ -127,6 +127,22 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
           const std::int64_t fit = std::int64_t(t.l2_bytes) / row_bytes / b * b;
           k.staged_row_group = int(std::max<std::int64_t>(b, fit));
         }
+        // A plain transpose (an operand of the output's type, nothing else) whose output has
+        // a side shorter than a block has no full block: the host kernel copies its lines
+        // directly (kernels.hpp, plain_narrow_tile).
+        const bool plain =
+            root.traits.kind == node_kind::transpose && root.children.size() == 1 &&
+            g.nodes[root.children[0]].traits.kind == node_kind::terminal &&
+            g.nodes[root.children[0]].dtype == (s.writes_temporary ? root.dtype : g.out_dtype);
+        if (plain && b > 0 && (root.extent[0] < b || root.extent[1] < b)) {
+          k.streaming_stores = false;  // plain stores: lines shorter than a cache line's run
+          k.mapping =
+              "one team member per tile, copying the operand's lines directly, four "
+              "at a time (an output side shorter than a " +
+              std::to_string(b) + "x" + std::to_string(b) + " block: no full block)";
+          run_inline_if_small(k, t, n, t.elementwise_inline_elements, "written");
+          break;
+        }
         k.mapping =
             "one team member per " +
             (k.tiles_per_team > 1 ? std::to_string(k.tiles_per_team) +
