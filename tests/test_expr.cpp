@@ -270,10 +270,38 @@ TEST_CASE("transpose: outputs with fewer than a block of rows or columns, vector
     CHECK(tt::has(explain(TV, transpose(V)), league(5000, 1)));
     CHECK(tt::has(explain(TW, transpose(W)), league(40000, 2)));
     CHECK(tt::has(explain(TW, transpose(W)), "copying the operand's lines directly"));
-    // Not a plain transpose (an element-wise step, another type): staged block by block.
+    CHECK(plan(TW, transpose(W)).kernels.at(0).staged_narrow_copy);
+    CHECK(plan(TV, transpose(V)).kernels.at(0).staged_narrow_copy);
+    // Not a plain transpose (an element-wise step, another type) or not narrow: staged block
+    // by block.
     array<double, 2> TWD(2, 40000);
     CHECK(tt::has(explain(TW, transpose(W) + 1.f), "walking each in"));
     CHECK(tt::has(explain(TWD, transpose(W)), "walking each in"));
+    CHECK_FALSE(plan(TW, transpose(W) + 1.f).kernels.at(0).staged_narrow_copy);
+    CHECK_FALSE(plan(TWD, transpose(W)).kernels.at(0).staged_narrow_copy);
+    array<float, 2> Sq(40, 40), TSq(40, 40);
+    CHECK_FALSE(plan(TSq, transpose(Sq)).kernels.at(0).staged_narrow_copy);
+    // The kernel runs what the plan says: a line-copy plan for an expression that is not a
+    // plain transpose is refused before anything runs.
+    const auto k = plan(TW, transpose(W)).kernels.at(0);
+    auto refused = [&]<class H>(H*) {  // a template, so that backends without it compile
+      if constexpr (requires { H::check_narrow_copy(k, true); }) {
+        CHECK_NOTHROW(H::check_narrow_copy(k, true));
+        const std::string m = tt::message_of<plan_error>([&] { H::check_narrow_copy(k, false); });
+        CHECK(tt::has(m, k.name));
+        CHECK(tt::has(m, "not a plain transpose"));
+        auto staged = k;
+        staged.staged_narrow_copy = false;
+        CHECK_NOTHROW(H::check_narrow_copy(staged, false));
+        return true;
+      }
+      return false;
+    };
+    CHECK(refused(static_cast<backends::backend<execution_space>*>(nullptr)));
+  } else {
+    // Elsewhere (the GPU mapping stages every transpose in team scratch) no plan copies lines.
+    array<float, 2> W(40000, 2), TW(2, 40000);
+    CHECK_FALSE(plan(TW, transpose(W)).kernels.at(0).staged_narrow_copy);
   }
 }
 

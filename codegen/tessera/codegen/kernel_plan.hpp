@@ -184,6 +184,11 @@ struct kernel_plan {
   /// staged transpose on CPUs: operand rows (output columns) of a tile walked together, block
   /// column by block column, before the next group (0: the whole tile width).
   int staged_row_group = 0;
+  /// staged transpose on CPUs: a plain transpose (one operand of the stored element type, no
+  /// other step) whose output has fewer rows or columns than a block, so no full block: the
+  /// kernel copies the operand's lines into the output directly, a few at a time, instead of
+  /// walking blocks (no scratch, plain stores).
+  bool staged_narrow_copy = false;
   /// staged transpose on CPUs with streaming stores: each full output tile is assembled in the
   /// team-scratch buffer of this name (the tile's rows x cols, the stored element type), then
   /// written row by row in whole runs of non-temporal stores (absent: block by block).

@@ -388,6 +388,10 @@ struct kernels {
       throw plan_error("tessera: the GPU staged transpose kernel cannot run plan '" + k.name +
                        "': tile " + codegen::list_dims(k.tile) + " with staged rows of " +
                        std::to_string(k.staged_ld) + " elements");
+    if (k.staged_narrow_copy)  // a CPU form: one team member copying lines
+      throw plan_error("tessera: the GPU staged transpose kernel cannot run plan '" + k.name +
+                       "': it copies the operand's lines directly (staged_narrow_copy), a "
+                       "CPU form");
     const auto sc = operands::staged_scratch<S>::from_plan(k);
     using kernel = staged_transpose_kernel<S, Ev, T, member>;
     const kernel fn{ev, out, ext[0], ext[1], k.tiles[0], th, tw, k.staged_ld, sc};

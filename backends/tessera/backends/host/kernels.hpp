@@ -711,6 +711,16 @@ struct kernels {
       }
     }
   }
+  /// A plan that copies a transpose's lines directly (kernel_plan::staged_narrow_copy) needs a
+  /// plain transpose (`plain`: one operand of the output's element type, no other step).
+  /// \throws plan_error when the plan says so and the expression is not one
+  static void check_narrow_copy(const codegen::kernel_plan& k, bool plain) {
+    if (k.staged_narrow_copy && !plain) [[unlikely]]
+      throw plan_error("tessera: plan '" + k.name +
+                       "' copies a transpose's operand lines directly (staged_narrow_copy), but "
+                       "its expression is not a plain transpose of an operand of the output's "
+                       "element type");
+  }
   /// Staged transposes: each tile (plan.tile) is walked in B x B blocks (B = plan.staged_block);
   /// every staged operand block is transposed into its scratch slot through vector registers,
   /// then each output row of the block (one or two cache lines) is evaluated into a line and
@@ -740,6 +750,22 @@ struct kernels {
     const index_type group = k.staged_row_group > 0 ? k.staged_row_group : tw;
     // Blocks whose output rows do not start on a line: the kernel in use (read once a launch).
     const unaligned_block_store unaligned = transpose_unaligned_setting().load();
+    // A plain transpose of an operand of the output's type: its full blocks go from registers
+    // straight to their destination, no scratch bounce; where the plan says so
+    // (staged_narrow_copy) its lines are copied directly.
+    const T* plain = nullptr;
+    index_type plain_ld = 0;
+    if (pure_transpose)
+      ev.visit_staged([&](const auto& t) {
+        if constexpr (requires { t.child.row_ptr(0); }) {
+          if constexpr (std::is_same_v<std::remove_cvref_t<decltype(*t.child.row_ptr(0))>, T>) {
+            plain = t.child.row_ptr(0);
+            plain_ld = t.child.row_stride();
+          }
+        }
+      });
+    check_narrow_copy(k, plain != nullptr);
+    const bool narrow_copy = k.staged_narrow_copy;
     // Team `rank`'s tiles, with its scratch at `scratch` (64-byte aligned).
     auto team_tiles = [=](index_type rank, char* const scratch) {
       // Tiles down a column of the output first: consecutive teams (and a team's `per` tiles)
@@ -751,19 +777,6 @@ struct kernels {
       c.ld = B;
       sc.bind(scratch, c);
       T* const tile_buf = tile_out ? reinterpret_cast<T*>(sc.out_tile(scratch)) : nullptr;
-      // A plain transpose of an operand of the output's type: its full blocks go from
-      // registers straight to their destination, no scratch bounce.
-      const T* plain = nullptr;
-      index_type plain_ld = 0;
-      if (pure_transpose)
-        ev.visit_staged([&](const auto& t) {
-          if constexpr (requires { t.child.row_ptr(0); }) {
-            if constexpr (std::is_same_v<std::remove_cvref_t<decltype(*t.child.row_ptr(0))>, T>) {
-              plain = t.child.row_ptr(0);
-              plain_ld = t.child.row_stride();
-            }
-          }
-        });
       for (index_type ti = ti0; ti < ti1; ++ti) {
         const index_type oi = ti * th, oj = tj * tw;
         const index_type ni = rows - oi < th ? rows - oi : th;
@@ -775,7 +788,7 @@ struct kernels {
         auto dst = [&](index_type i, index_type j) {
           return staged_out ? tile_buf + (i - oi) * tw + (j - oj) : o + i * ldo + j;
         };
-        if (plain != nullptr && (rows < B || cols < B)) {
+        if (narrow_copy) {
           // An output with no full block (fewer than B rows or columns: a vector, a few rows):
           // staged block by block, every element went through scratch one at a time.
           plain_narrow_tile(plain, plain_ld, o, ldo, oi, oj, ni, nj);

@@ -129,12 +129,13 @@ inline void map_threads(kernel_plan& k, const expr_graph& g, const kernel_spec& 
         }
         // A plain transpose (an operand of the output's type, nothing else) whose output has
         // a side shorter than a block has no full block: the host kernel copies its lines
-        // directly (kernels.hpp, plain_narrow_tile).
+        // directly (staged_narrow_copy; kernels.hpp, plain_narrow_tile).
         const bool plain =
             root.traits.kind == node_kind::transpose && root.children.size() == 1 &&
             g.nodes[root.children[0]].traits.kind == node_kind::terminal &&
             g.nodes[root.children[0]].dtype == (s.writes_temporary ? root.dtype : g.out_dtype);
         if (plain && b > 0 && (root.extent[0] < b || root.extent[1] < b)) {
+          k.staged_narrow_copy = true;
           k.streaming_stores = false;  // plain stores: lines shorter than a cache line's run
           k.mapping =
               "one team member per tile, copying the operand's lines directly, four "
