@@ -582,6 +582,21 @@ struct kernels {
     }
     backends::impl::launch(k.label, range(exec, 0, n), f);
   }
+  /// f(ev, 0), ..., f(ev, n - 1), as run_range runs f(i): on the inline path f reads the
+  /// evaluator ev where it lies, and only a launch copies it (into its functor). A closure
+  /// holding a copy made at the call copied ev right after make_eval had written it field by
+  /// field, with wide loads those stores cannot forward (a stall of tens of cycles in every
+  /// small assignment).
+  template <class Ev, class F>
+  static void run_range(const Space& exec, const codegen::kernel_plan& k, index_type n,
+                        const Ev& ev, const F& f) {
+    if (k.inline_run) {
+      tessera::impl::fence(exec);  // earlier kernels on exec may still write the operands
+      for (index_type i = 0; i < n; ++i) f(ev, i);
+      return;
+    }
+    backends::impl::launch(k.label, range(exec, 0, n), [=](index_type i) { f(ev, i); });
+  }
 
   /// out = ev elementwise (out: extent ext, row-major, last dimension contiguous).
   template <int S, class Ev, class T, int N>
@@ -604,13 +619,14 @@ struct kernels {
         if (!k.row_prefetches.empty() && k.row_prefetch_bytes > 0) {
           const index_type ahead = k.row_prefetch_bytes;
           const bool stream = k.streaming_stores;  // whole lines of each row (main_span)
-          run_range(exec, k, rows,
-                    [=](index_type r) { memory_row<S>(ev, out, ext, r, ahead, stream); });
+          run_range(exec, k, rows, ev, [=](const Ev& e, index_type r) {
+            memory_row<S>(e, out, ext, r, ahead, stream);
+          });
           return;
         }
       }
-      run_range(exec, k, rows,
-                [=](index_type r) { elementwise_row<false, S>(ev, out, ext, r, 0); });
+      run_range(exec, k, rows, ev,
+                [=](const Ev& e, index_type r) { elementwise_row<false, S>(e, out, ext, r, 0); });
       return;
     }
     T* o = out.p;
@@ -620,7 +636,7 @@ struct kernels {
       // (the plan's league), each ending with a store fence on the thread that wrote it.
       constexpr int B = transpose_block_size;
       constexpr index_type chunk = 4096;
-      run_range(exec, k, k.league_size, [=](index_type ch) {
+      run_range(exec, k, k.league_size, ev, [=](const Ev& e, index_type ch) {
         const ctx<char, S> c;
         const index_type k0 = ch * chunk, k1 = k0 + chunk < n ? k0 + chunk : n;
         // Evaluate 256 elements into an L1-resident buffer (a plain loop that vectorizes),
@@ -629,15 +645,16 @@ struct kernels {
         index_type q = k0;
         for (; q + L <= k1; q += L) {
           alignas(64) T buf[L];
-          for (int j = 0; j < L; ++j) buf[j] = static_cast<T>(ev.flat(c, q + j));
+          for (int j = 0; j < L; ++j) buf[j] = static_cast<T>(e.flat(c, q + j));
           for (int j = 0; j < L; j += B) store_row(o + q + j, buf + j, true);
         }
-        for (; q < k1; ++q) o[q] = static_cast<T>(ev.flat(c, q));
+        for (; q < k1; ++q) o[q] = static_cast<T>(e.flat(c, q));
         store_fence();
       });
       return;
     }
-    run_range(exec, k, n, [=](index_type q) { o[q] = static_cast<T>(ev.flat(ctx<char, S>{}, q)); });
+    run_range(exec, k, n, ev,
+              [=](const Ev& e, index_type q) { o[q] = static_cast<T>(e.flat(ctx<char, S>{}, q)); });
   }
 
   /// A full th x tw tile of a plain transpose (operand `src`, row stride lds; output tile at
