@@ -575,12 +575,7 @@ struct kernels {
   template <class F>
   static void run_range(const Space& exec, const codegen::kernel_plan& k, index_type n,
                         const F& f) {
-    if (k.inline_run) {
-      tessera::impl::fence(exec);  // earlier kernels on exec may still write the operands
-      for (index_type i = 0; i < n; ++i) f(i);
-      return;
-    }
-    backends::impl::launch(k.label, range(exec, 0, n), f);
+    run_range(exec, k, n, f, [](const F& g, index_type i) { g(i); });
   }
   /// f(ev, 0), ..., f(ev, n - 1), as run_range runs f(i): on the inline path f reads the
   /// evaluator ev where it lies, and only a launch copies it (into its functor). A closure
