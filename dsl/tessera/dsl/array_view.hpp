@@ -307,7 +307,7 @@ class array_view {
   }
   /// Declares that the caller changed the viewed host memory: the next launch copies it again.
   void refresh() const {
-    if (st_ && st_->separate && !st_->owns_host) {
+    if (separate() && !st_->owns_host) {
       st_->host_valid = true;
       st_->device_valid = false;
     }
@@ -349,7 +349,7 @@ class array_view {
   /// The lazy-copy state a kernel reading or writing this view must bring to the device
   /// (nullptr when host and device share the memory).
   impl::view_sync* sync_state() const {
-    return st_ && st_->separate ? st_ : nullptr;
+    return separate() ? st_ : nullptr;
   }
   /// The buffer as a launch sees it (host side).
   impl::captured_buffer describe() const {
@@ -357,9 +357,9 @@ class array_view {
     b.label = "array_view";
     b.read_only = std::is_const_v<T>;
     b.host_accessible = host_accessible_memory;
-    b.sync = st_ && st_->separate ? st_ : nullptr;
+    b.sync = separate() ? st_ : nullptr;
     b.fill_one = &impl::fill_one<nc_t>;
-    if (st_ && st_->separate) {
+    if (separate()) {
       b.self = this;
       b.host_data = [](const void* self) -> void* {
         const auto* v = static_cast<const array_view*>(self);
@@ -380,6 +380,17 @@ class array_view {
   }
 
  private:
+  /// Whether the host and device copies are different memory: never where the memory space is
+  /// the host's (only init_host and init_array set view_state::separate, and only where it is
+  /// not), so host code never reads the shared state for it. A reduction of a view in L2 read it
+  /// after its stream had evicted it: 10 ns of a float sum of 10^4 elements (336 -> 346 ns on
+  /// a Zen 4 core).
+  TESSERA_INLINE bool separate() const {
+    if constexpr (host_accessible_memory)
+      return false;
+    else
+      return st_ && st_->separate;
+  }
   void init_host(T* data) {
     const index_type n = impl::checked_size("tessera::array_view", extent, sizeof(T));
     impl::require_runtime("tessera::array_view");
