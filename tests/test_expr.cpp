@@ -209,7 +209,14 @@ TEST_CASE("transpose: outputs with fewer than a block of rows or columns, vector
   using MD = eigen_matrix<double>;
   using MI = eigen_matrix<int>;
   std::vector<long> longs = {1, 17, 300, 5003, tt::random_size(20, 2000)};
+  // Every short side up to a CPU block and one more; under the GPU mapping (one staged kernel
+  // for every width) 1-3, 7, 8 and 15-17: every width made this the emulation's slowest test
+  // (74 s at -O0, 256 threads on 2 cores).
+  const auto target = backends::backend<execution_space>::make_target();
+  std::vector<long> shorts;
   for (long s = 1; s <= 17; ++s)
+    if (!target.thread_per_logical || s <= 3 || s == 7 || s == 8 || s >= 15) shorts.push_back(s);
+  for (const long s : shorts)
     for (const long l : longs)
       for (const bool wide : {true, false}) {
         const long r = wide ? l : s, c = wide ? s : l;  // operand r x c, output c x r
@@ -256,7 +263,6 @@ TEST_CASE("transpose: outputs with fewer than a block of rows or columns, vector
   }
   // CPU plans: tiles along the long side hold a default tile's elements (whole blocks), so a
   // 5000 x 1 output is one tile (79 of 64 rows before) and a 2 x 40000 one a few.
-  const auto target = backends::backend<execution_space>::make_target();
   const long b = target.transpose.block;
   if (!target.thread_per_logical && target.transpose.cached_tile_rows > 0 && b > 0 &&
       target.transpose.cached_row_bytes > 0) {
