@@ -197,8 +197,9 @@ TEST_CASE("mapping pass: a staged transpose walks its operand rows in groups tha
 /// cpu_target() given the line, vector, cache and prefetch parameters (codegen::tile_reduce_line).
 codegen::reduce_line line_of(int R, std::int64_t out_cols, int line, int vec, std::size_t l2,
                              std::size_t l1d = 32768, int in_flight = 0, int row_ahead = 0,
-                             unsigned halvings = 0) {
+                             unsigned halvings = 0, std::size_t memory_min = 0) {
   auto t = cpu_target();
+  t.row_prefetch_min_bytes = memory_min;
   t.tile_reduce.line_bytes = line;
   t.tile_reduce.vector_bytes = vec;
   t.tile_reduce.row_ahead_bytes = row_ahead;
@@ -247,6 +248,26 @@ TEST_CASE("tile_reduce line: narrowed to one cache line where the rows crowd L2"
   CHECK(line_of(2, 4096, 1024, 64, 1 << 20, Z5, 4096, 2048).prefetch_lines == 2);
   CHECK(line_of(16, 512, 256, 32, 512 << 10, Z5, 4096, 2048).bytes == 64);
   CHECK(line_of(16, 512, 256, 32, 512 << 10, Z5, 4096, 2048).prefetch_lines == 4);
+}
+
+TEST_CASE("tile_reduce line: inputs the last-level cache holds are not prefetched") {
+  // A 32 MiB last-level cache (target::row_prefetch_min_bytes): R x R float tiles of n^2
+  // inputs, AVX-512 lines, 4 KiB in flight, 2 KiB per row. 256^2, 2048^2 (16 MiB) and just
+  // under 32 MiB: no prefetch; 4096^2 (64 MiB) and 8192^2 (256 MiB): as without the threshold.
+  const std::size_t llc = 32u << 20;
+  auto ahead = [&](int R, std::int64_t n, std::size_t memory_min) {
+    return line_of(R, n / R, 1024, 64, 1 << 20, 32 << 10, 4096, 2048, 0, memory_min).prefetch_lines;
+  };
+  for (int R : {2, 4, 16}) {
+    CAPTURE(R);
+    CHECK(ahead(R, 256, llc) == 0);
+    CHECK(ahead(R, 2048, llc) == 0);
+    CHECK(ahead(R, 2896, llc) == 0);  // 2896^2 floats: 31.99 MiB
+    CHECK(ahead(R, 2048, 0) > 0);     // no threshold (a target without one): the rule alone
+    CHECK(ahead(R, 8192, llc) == ahead(R, 8192, 0));
+    CHECK(ahead(R, 8192, llc) > 0);
+    CHECK(ahead(R, 4096, llc) > 0);  // 64 MiB
+  }
 }
 
 TEST_CASE("tile_reduce line: halved per height class as many times as the target says") {
