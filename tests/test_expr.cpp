@@ -767,6 +767,56 @@ TEST_CASE("tile_reduce with wide tiles: 16x16 mean, 2x24 min, double 3x8 mean, i
   }
 }
 
+// Where the expression is the tile_reduce node alone, into an array of its type, the CPU line
+// kernel writes each line's outputs from its registers to the output row; under an epilogue
+// (here an exact one, * 1) they go through the epilogue element by element. The same values,
+// bit for bit, at every line width and rest; means of integers divide as integers do.
+TEST_CASE("tile_reduce: the node alone and under an exact epilogue give the same bits") {
+  for (long c : {16L, 48L, 96L, 272L, 528L, 1040L, 4112L}) {
+    CAPTURE(c);
+    const long r = 16 * tt::random_size(1, 3);
+    M ea = tt::random_matrix<float>(r, c);
+    array<float, 2> A = from_eigen(ea);
+    const eigen_matrix<int> ei = eigen_matrix<int>::NullaryExpr(
+        r, c,
+        [](Eigen::Index i, Eigen::Index j) { return int((i * 7919 + j * 104729) % 2001) - 1000; });
+    array<int, 2> I = from_eigen(ei);
+    auto check = [&](const auto& node, auto one, const auto& want, double tol) {
+      using T = typename std::remove_cvref_t<decltype(node)>::value_type;
+      array<T, 2> fresh = node, into(node.get_extent()), epilogue(node.get_extent());
+      into = node;
+      epilogue = node * one;
+      CHECK(to_eigen(fresh) == to_eigen(epilogue));
+      CHECK(to_eigen(into) == to_eigen(epilogue));
+      CHECK(max_abs_diff(to_eigen(fresh).template cast<double>(), want.template cast<double>()) <=
+            tol);
+    };
+    const auto blocks = [&](const auto& e, long R, long C, auto f) {
+      eigen_matrix<typename std::remove_cvref_t<decltype(e)>::Scalar> out(r / R, c / C);
+      for (long i = 0; i < r / R; ++i)
+        for (long j = 0; j < c / C; ++j) out(i, j) = f(e.block(R * i, C * j, R, C));
+      return out;
+    };
+    const auto mean = [](const auto& b) {
+      return b.mean();
+    };
+    const auto max = [](const auto& b) {
+      return b.maxCoeff();
+    };
+    const auto int_mean = [](const auto& b) {
+      return b.sum() / int(b.size());
+    };
+    check(tile_mean<2, 2>(A), 1.f, blocks(ea, 2, 2, mean), 1e-6);
+    check(tile_mean<4, 4>(A), 1.f, blocks(ea, 4, 4, mean), 1e-6);
+    check(tile_mean<8, 8>(A), 1.f, blocks(ea, 8, 8, mean), 1e-6);
+    check(tile_mean<16, 16>(A), 1.f, blocks(ea, 16, 16, mean), 1e-6);
+    check(tile_mean<2, 8>(A), 1.f, blocks(ea, 2, 8, mean), 1e-6);
+    check(tile_reduce<4, 2>(A, ops::max{}), 1.f, blocks(ea, 4, 2, max), 0.0);
+    check(tile_mean<4, 4>(I), 1, blocks(ei, 4, 4, int_mean), 0.0);
+    check(tile_mean<2, 16>(I), 1, blocks(ei, 2, 16, int_mean), 0.0);
+  }
+}
+
 TEST_CASE("aliasing: A = transpose(A), A = matmul(A, B), A = A + 1 are correct") {
   M ea = tt::random_matrix<float>(24, 24), eb = tt::random_matrix<float>(24, 24);
   array<float, 2> A = from_eigen(ea), B = from_eigen(eb);
