@@ -373,7 +373,8 @@ inline std::string describe(const prefetch_tuning& p) {
 /// kernel has), timed round-robin with the prefetch just chosen, the fastest kept where 5 %
 /// faster than the rule's: tile_mean
 /// of R x R tiles for R = 2, 4, 8, 16 (one per height class) over a square array of T four
-/// times the last-level cache (5792^2 floats, 128 MiB, with 32 MiB of L3), and a sum over
+/// times the last-level cache (5808^2 floats, 129 MiB, with 32 MiB of L3: the 2x2 means' output
+/// streams, as a large caller's does), and a sum over
 /// eight times it (at most 1 GiB) of plain memory (an array_view of new[]'s: 4 KiB pages, as
 /// callers' data usually has), on the default execution space (best of 5 each way, then 4
 /// alternated rounds; the sum best of 3, then 4). A choice leaves the rule only where the other
@@ -391,7 +392,11 @@ prefetch_tuning tune_prefetch() {
   if (target.thread_per_logical || target.row_prefetch_min_bytes == 0)
     return prefetch_tuning_in_use();
   const double elems = 4.0 * double(target.row_prefetch_min_bytes) / double(sizeof(T));
-  const index_type side = std::max<index_type>(index_type(std::sqrt(elems)) / 16 * 16, 64);
+  // Rounded up to a multiple of 16: the 2x2 means' output (a quarter of the input, the L3's
+  // size) then streams as a large caller's does (rounded down it stayed in cache and took
+  // another store path, whose timing chose another line).
+  const index_type side =
+      std::max<index_type>((index_type(std::ceil(std::sqrt(elems))) + 15) / 16 * 16, 64);
   struct restore {
     prefetch_tuning before = prefetch_tuning_in_use();
     bool done = false;
