@@ -1217,6 +1217,17 @@ struct kernels {
       }
     }
     alignas(64) T red[Q < L ? L : Q];
+    alignas(64) OT res[Q];
+    // res -> the output row: whole cache lines streamed (non-temporal) when `stream`.
+    const auto leave = [&] {
+      if constexpr (Q % B == 0) {
+        if (stream) {
+          for (int q = 0; q < Q; q += B) store_row(orow + qa + q, res + q, true);
+          return;
+        }
+      }
+      std::memcpy(orow + qa, res, sizeof res);
+    };
 #if defined(TESSERA_HOST_SHUFFLE)
     if constexpr ((C & (C - 1)) == 0) {
       // Groups of C combine in registers (a shuffle tree, simd::fold_groups): the scalar
@@ -1228,25 +1239,17 @@ struct kernels {
         // Into the row from the registers: through `red` and `res` each line's outputs were
         // stored and read back twice, and its epilogue went element by element (tile_mean
         // 2x2 of 256^2 floats, in L2, on a Zen 4 core: 3.55 -> 3.05 us, 4x4 2.95 -> 2.77;
-        // Eigen 2.81, 3.22).
+        // Eigen 2.81, 3.22). Streamed outputs leave in whole cache lines through `res`
+        // (tile_mean 2x2 of 8192^2 floats, a Zen 4 core, best of 11 against Eigen in one
+        // process: 1.46 -> 1.52x Eigen on the rule's line, 1.59-1.61 -> 1.65-1.66x on a half
+        // or a quarter of it); with the same path as outputs that fit the cache, the line
+        // tune_prefetch times on those stands for these too.
         if (ev.core) {
-          if (!stream) {
-            TESSERA_GCC_UNROLL(16)
-            for (int v = 0; v < M; ++v) simd::store(orow + qa + v * L, finish(acc[v]));
-            return;
-          }
-          if constexpr (Q % B == 0) {
-            // Streamed: whole cache lines of finished vectors, non-temporal (tile_mean 2x2
-            // of 8192^2 floats, a Zen 4 core, best of 11 against Eigen in one process: 1.46
-            // -> 1.52x Eigen on the rule's line, 1.59-1.61 -> 1.65-1.66x on a half or a
-            // quarter of it). With the same store path as outputs that fit the cache, the
-            // line tune_prefetch times on those stands for these too.
-            alignas(64) T res[Q];
-            TESSERA_GCC_UNROLL(16)
-            for (int v = 0; v < M; ++v) simd::store(res + v * L, finish(acc[v]));
-            for (int q = 0; q < Q; q += B) store_row(orow + qa + q, res + q, true);
-            return;
-          }
+          T* const to = stream ? res : orow + qa;
+          TESSERA_GCC_UNROLL(16)
+          for (int v = 0; v < M; ++v) simd::store(to + v * L, finish(acc[v]));
+          if (stream) leave();
+          return;
         }
       }
       TESSERA_GCC_UNROLL(16)
@@ -1266,18 +1269,11 @@ struct kernels {
         red[q] = finish(a);
       }
     }
-    alignas(64) OT res[Q];
     for (int q = 0; q < Q; ++q) {
       c.acc = red[q];
       res[q] = static_cast<OT>(ev.at(c, i, qa + q));
     }
-    if constexpr (Q % B == 0) {
-      if (stream) {
-        for (int q = 0; q < Q; q += B) store_row(orow + qa + q, res + q, true);
-        return;
-      }
-    }
-    std::memcpy(orow + qa, res, sizeof res);
+    leave();
   }
 
   /// Narrow tile_reduce of output rows i0 .. i0 + M: chunks of L outputs; the M x R input rows

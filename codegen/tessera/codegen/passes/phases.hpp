@@ -294,10 +294,9 @@ inline reduce_line tile_reduce_line(const target& t, const graph_node& tr) {
   // Zen 4 core (32 MiB L3), 2x2 / 4x4 / 16x16, per call, with -> without: n = 256 4.44 / 3.67 /
   // 2.89 -> 3.70 / 2.99 / 2.48 us (Eigen 2.84 / 3.25 / 2.25), n = 1024 85 / 64 / 58 -> 70 / 57
   // / 53 us; n = 4096 (64 MiB) 5.9 / 2.42 / 2.60 ms with it, 7.1 / 2.45 / 2.82 without.
-  const std::size_t input_bytes =
-      tr.extent.size() == 2 ? std::size_t(tr.extent[0]) * rows * stride : 0;
+  // The input: the output's rows x R rows of `stride` bytes.
   const bool from_memory = tr.extent.size() != 2 || t.row_prefetch_min_bytes == 0 ||
-                           input_bytes >= t.row_prefetch_min_bytes;
+                           std::size_t(tr.extent[0]) * rows * stride >= t.row_prefetch_min_bytes;
   if (from_memory && !tuned_off && std::size_t(ahead + 1) * step <= t.l2_bytes / 8)
     l.prefetch_lines = ahead;
   return l;
