@@ -117,6 +117,18 @@ inline tessera::eigen_matrix<float> random_matrix(long r, long c, unsigned seed)
   return m;
 }
 
+/// The matrix (or vector) Eigen reads in a workload whose Tessera operand is `a`, made from
+/// the host matrix `m`: on host backends `a`'s own memory, so that both contenders read the
+/// same pages (with a copy each, which pages a copy got, huge or not, moved the ratio of
+/// memory-bound workloads between processes); elsewhere, where `a` lives in device memory, `m`.
+/// M: the Eigen type of the map (a row-major matrix, or Eigen::VectorXf for c = 1).
+template <class M = tessera::eigen_matrix<float>, int N>
+Eigen::Map<const M> eigen_operand(const tessera::array<float, N>& a,
+                                  const tessera::eigen_matrix<float>& m) {
+  const float* p = tessera::host_accessible_memory ? a.data() : m.data();
+  return {p, m.rows(), m.cols()};
+}
+
 /// memcpy bandwidth of the execution space's memory: Kokkos::deep_copy between two Views,
 /// counted as bytes read + bytes written.
 inline double memcpy_gbs(double scale, int reps) {

@@ -11,6 +11,7 @@ result tile_mean(const options& o) {
   const long n = scaled_side(8192, o.scale, 16);
   auto m = random_matrix(n, n, 1);
   tessera::array<float, 2> a = tessera::from_eigen(m), out(n / S, n / S);
+  const auto in = eigen_operand(a, m);
   result r;
   r.workload = "tile_mean_" + std::to_string(S) + "x" + std::to_string(S);
   r.size = std::to_string(n) + "^2";
@@ -19,7 +20,7 @@ result tile_mean(const options& o) {
       o.reps, [&] { out = tessera::tile_mean<S, S>(a); },
       [&] {
         for (long i = 0; i < n / S; ++i)
-          for (long j = 0; j < n / S; ++j) ref(i, j) = m.template block<S, S>(S * i, S * j).mean();
+          for (long j = 0; j < n / S; ++j) ref(i, j) = in.template block<S, S>(S * i, S * j).mean();
       });
   r.tessera_s = times[0];
   r.eigen_s = times[1];
@@ -57,6 +58,7 @@ inline result transpose_square(const options& o) {
   const long n = scaled_side(8192, o.scale, 16);
   auto m = random_matrix(n, n, 4);
   tessera::array<float, 2> a = tessera::from_eigen(m), t(n, n);
+  const auto in = eigen_operand(a, m);
   result r;
   r.workload = "transpose";
   r.size = std::to_string(n) + "^2";
@@ -65,7 +67,7 @@ inline result transpose_square(const options& o) {
   Kokkos::View<float*> src("src", n * n), dst("dst", n * n);
   Kokkos::deep_copy(src, 1.f);
   const auto times = best_times(
-      o.reps, [&] { t = tessera::transpose(a); }, [&] { ref.noalias() = m.transpose(); },
+      o.reps, [&] { t = tessera::transpose(a); }, [&] { ref.noalias() = in.transpose(); },
       [&] { Kokkos::deep_copy(dst, src); });
   r.tessera_s = times[0];
   r.eigen_s = times[1];
@@ -80,6 +82,7 @@ template <bool Padded>
 result transpose_uneven(const options& o) {
   auto m = random_matrix(999, 666, 5);
   tessera::array<float, 2> a = tessera::from_eigen(m), t(666, 999);
+  const auto in = eigen_operand(a, m);
   result r;
   r.workload = Padded ? "transpose_padded" : "transpose_truncated";
   r.size = "999x666";
@@ -90,7 +93,7 @@ result transpose_uneven(const options& o) {
       workloads::transpose_truncated<16>(a, t);
   });
   eigen_matrix<float> ref(666, 999);
-  r.eigen_s = best_time(o.reps, [&] { ref.noalias() = m.transpose(); });
+  r.eigen_s = best_time(o.reps, [&] { ref.noalias() = in.transpose(); });
   r.gbs = 2.0 * 999 * 666 * sizeof(float) / r.tessera_s * 1e-9;
   r.max_abs_error = (tessera::to_eigen(t) - ref).cwiseAbs().maxCoeff();
   r.pass = r.max_abs_error == 0;
@@ -107,9 +110,9 @@ inline result elementwise(const options& o) {
   result r;
   r.workload = "elementwise";
   r.size = std::to_string(n);
-  Eigen::VectorXf va = Eigen::Map<Eigen::VectorXf>(ea.data(), n),
-                  vb = Eigen::Map<Eigen::VectorXf>(eb.data(), n),
-                  vc = Eigen::Map<Eigen::VectorXf>(ec.data(), n), ref(n);
+  const auto va = eigen_operand<Eigen::VectorXf>(a, ea), vb = eigen_operand<Eigen::VectorXf>(b, eb),
+             vc = eigen_operand<Eigen::VectorXf>(c, ec);
+  Eigen::VectorXf ref(n);
   const auto times = best_times(
       o.reps, [&] { d = 2.f * a + 3.f * b - c; },
       [&] { ref.noalias() = 2.f * va + 3.f * vb - vc; });
