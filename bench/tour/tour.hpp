@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <Eigen/Dense>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -121,12 +122,21 @@ inline tessera::eigen_matrix<float> random_matrix(long r, long c, unsigned seed)
 /// the host matrix `m`: on host backends `a`'s own memory, so that both contenders read the
 /// same pages (with a copy each, which pages a copy got, huge or not, moved the ratio of
 /// memory-bound workloads between processes); elsewhere, where `a` lives in device memory, `m`.
-/// M: the Eigen type of the map (a row-major matrix, or Eigen::VectorXf for c = 1).
+/// M: the Eigen type of the map (a row-major matrix, or Eigen::VectorXf for c = 1). The
+/// workload's reference is Eigen's result from this map, so on host backends `a` is first
+/// checked to hold exactly m's elements (as if the reference were computed from m).
+/// \throws std::runtime_error where it does not
 template <class M = tessera::eigen_matrix<float>, int N>
 Eigen::Map<const M> eigen_operand(const tessera::array<float, N>& a,
                                   const tessera::eigen_matrix<float>& m) {
-  const float* p = tessera::host_accessible_memory ? a.data() : m.data();
-  return {p, m.rows(), m.cols()};
+  if constexpr (tessera::host_accessible_memory) {
+    if (!std::equal(m.data(), m.data() + m.size(), a.data()))
+      throw std::runtime_error(
+          "tour: the Tessera operand differs from the matrix it was made from");
+    return {a.data(), m.rows(), m.cols()};
+  } else {
+    return {m.data(), m.rows(), m.cols()};
+  }
 }
 
 /// memcpy bandwidth of the execution space's memory: Kokkos::deep_copy between two Views,
