@@ -380,8 +380,15 @@ TEST_CASE("transpose staging: set_transpose_staging and tune_transpose choose ho
   array<float, 2> A = from_eigen(ea), T(rows, cols);
   const std::size_t l2 = target.l2_bytes > 0 ? target.l2_bytes : std::size_t(256) << 10;
   const bool rule = std::size_t(target.transpose.tile[1]) * rows * sizeof(float) > l2;
-  for (const auto s :
-       {transpose_staging::always, transpose_staging::never, transpose_staging::rows_exceed_l2}) {
+  // wide_rows: tiles of one block row, their rows wide_row_bytes long (whole blocks), for
+  // floats and doubles.
+  const long b = target.transpose.block;
+  auto wide_tile = [&](long elem) {
+    return "tile " + std::to_string(b) + "x" +
+           std::to_string(std::max(b, target.transpose.wide_row_bytes / elem / b * b));
+  };
+  for (const auto s : {transpose_staging::always, transpose_staging::never,
+                       transpose_staging::rows_exceed_l2, transpose_staging::wide_rows}) {
     CAPTURE(int(s));
     set_transpose_staging(s);
     CHECK(transpose_staging_in_use() == s);
@@ -389,13 +396,28 @@ TEST_CASE("transpose staging: set_transpose_staging and tune_transpose choose ho
     CHECK(max_abs_diff(to_eigen(T), M(ea.transpose())) == 0.0);
     const bool staged =
         s == transpose_staging::always || (s == transpose_staging::rows_exceed_l2 && rule);
-    CHECK(tt::has(explain(T, transpose(A)), "each tile assembled in scratch") == staged);
+    const std::string e = explain(T, transpose(A));
+    CHECK(tt::has(e, "each tile assembled in scratch") == staged);
+    CHECK(tt::has(e, wide_tile(4)) == (s == transpose_staging::wide_rows));
+  }
+  {
+    // Doubles in wide rows (half as many elements a row), and a transpose with an element-wise
+    // step (the blocks go through scratch and the epilogue), against Eigen.
+    set_transpose_staging(transpose_staging::wide_rows);
+    const long dcols = long(tt::streaming_bytes() / (rows * sizeof(double))) + 19;
+    using MD = eigen_matrix<double>;
+    const MD ed = tt::random_matrix<double>(dcols, rows);
+    array<double, 2> D = from_eigen(ed), TD(rows, dcols);
+    TD = transpose(D) * 2.0 + 1.0;
+    CHECK(max_abs_diff(to_eigen(TD), MD((ed.transpose() * 2.0).array() + 1.0)) == 0.0);
+    CHECK(tt::has(explain(TD, transpose(D)), wide_tile(8)));
   }
   const transpose_staging pick = tune_transpose();
   CHECK(transpose_staging_in_use() == pick);
-  const std::string chosen = pick == transpose_staging::always  ? "always staged"
-                             : pick == transpose_staging::never ? "never staged"
-                                                                : "the L2 rule";
+  const std::string chosen = pick == transpose_staging::always      ? "always staged"
+                             : pick == transpose_staging::never     ? "never staged"
+                             : pick == transpose_staging::wide_rows ? "wide rows"
+                                                                    : "the L2 rule";
   MESSAGE("tune_transpose on this machine: " << chosen);
   T = transpose(A);
   CHECK(max_abs_diff(to_eigen(T), M(ea.transpose())) == 0.0);

@@ -62,6 +62,7 @@ struct options {
   std::string prefetch;         // child process mode: the parent's choices (prefetch_arg)
   std::string unaligned;        // child process mode: the parent's transpose blocks (strips,
                                 // quads, halves, halves-prefetched)
+  std::string staging;          // child process mode: the parent's transpose staging
 };
 
 /// The prefetch choices as one command-line word for a child process: a 0/1 per tile_reduce
@@ -944,6 +945,15 @@ inline const char* unaligned_arg(tessera::transpose_unaligned k) {
                                                                 : "strips";
 }
 
+/// The --staging argument of each choice tessera::tune_transpose makes (how a child process is
+/// told the parent's choice).
+inline const char* staging_arg(tessera::transpose_staging s) {
+  return s == tessera::transpose_staging::always      ? "always"
+         : s == tessera::transpose_staging::never     ? "never"
+         : s == tessera::transpose_staging::wide_rows ? "wide-rows"
+                                                      : "rows-exceed-l2";
+}
+
 /// Runs this program again as a child (`--only W --contender C`) and reads its one result line.
 inline std::pair<double, double> time_in_child(const options& o, const std::string& workload,
                                                const std::string& who) {
@@ -963,7 +973,9 @@ inline std::pair<double, double> time_in_child(const options& o, const std::stri
                                    "--prefetch",
                                    prefetch_arg(tessera::prefetch_tuning_in_use()),
                                    "--unaligned",
-                                   unaligned_arg(tessera::transpose_unaligned_in_use())};
+                                   unaligned_arg(tessera::transpose_unaligned_in_use()),
+                                   "--staging",
+                                   staging_arg(tessera::transpose_staging_in_use())};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -1033,6 +1045,12 @@ inline int run(const options& o) {
     for (const auto k : tessera::backends::host::unaligned_block_stores)
       if (o.unaligned == unaligned_arg(k)) tessera::set_transpose_unaligned(k);
   }
+  if (child && !o.staging.empty()) {
+    for (const auto s :
+         {tessera::transpose_staging::rows_exceed_l2, tessera::transpose_staging::always,
+          tessera::transpose_staging::never, tessera::transpose_staging::wide_rows})
+      if (o.staging == staging_arg(s)) tessera::set_transpose_staging(s);
+  }
   if (!child && o.tune &&
       !tessera::backends::backend<tessera::execution_space>::make_target().thread_per_logical) {
     // Whether a software prefetch helps Tessera's streaming kernels depends on the core's
@@ -1050,6 +1068,12 @@ inline int run(const options& o) {
         "Tessera unaligned transpose blocks (tessera::tune_transpose_unaligned, %.0f ms): "
         "%s\n",
         t.seconds() * 1e3, tessera::backends::host::to_string(u));
+    // And how streamed transposes write their tiles (staged in scratch, block by block from
+    // registers, or in wide rows): which the core and its memory write faster.
+    t.reset();
+    const tessera::transpose_staging s = tessera::tune_transpose();
+    std::printf("Tessera transpose staging (tessera::tune_transpose, %.1f s): %s\n", t.seconds(),
+                staging_arg(s));
   }
   openblas_set_num_threads(o.threads);
   // This program is built with OpenMP (for the threaded limits and C loops), so Eigen's gemm
@@ -1147,10 +1171,12 @@ int main(int argc, char** argv) {
   app.add_option("--unaligned", o.unaligned,
                  "(internal) Tessera's unaligned transpose blocks, as tuned")
       ->check(CLI::IsMember({"strips", "quads", "halves", "halves-prefetched"}));
+  app.add_option("--staging", o.staging, "(internal) Tessera's transpose staging, as tuned")
+      ->check(CLI::IsMember({"rows-exceed-l2", "always", "never", "wide-rows"}));
   app.add_flag("!--no-tune", o.tune,
                "keep Tessera's default prefetch and transpose choices (by default they are "
                "first timed on this machine with tessera::tune_prefetch and "
-               "tessera::tune_transpose_unaligned, 2-3 s)");
+               "tessera::tune_transpose_unaligned and tessera::tune_transpose, 3-4 s)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

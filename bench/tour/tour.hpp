@@ -53,7 +53,7 @@ inline options parse(CLI::App& app, int argc, char** argv) {
   app.add_flag("!--no-tune", o.tune,
                "keep the CPU kernels' default prefetch and transpose choices (by default the "
                "tour first times them on this machine with tessera::tune_prefetch and "
-               "tessera::tune_transpose_unaligned, 2-3 s)");
+               "tessera::tune_transpose_unaligned and tessera::tune_transpose, 3-4 s)");
   app.add_option("--json", o.json, "write the results as JSON to this path");
   app.add_option("--plot", o.plot, "draw speedup vs Eigen (log scale) to PATH.svg or PATH.png");
   app.allow_extras();
@@ -313,6 +313,16 @@ inline int run_all(const options& opt) {
     const tessera::transpose_unaligned u = tessera::tune_transpose_unaligned();
     std::printf("unaligned transpose blocks (tessera::tune_transpose_unaligned, %.0f ms): %s\n",
                 t.seconds() * 1e3, tessera::backends::host::to_string(u));
+    // Streamed transposes (8192^2): tiles staged in scratch, written block by block from
+    // registers, or in wide rows (1 KiB runs per output row), whichever this core and its
+    // memory write faster.
+    t.reset();
+    const tessera::transpose_staging s = tessera::tune_transpose();
+    std::printf("transpose staging (tessera::tune_transpose, %.1f s): %s\n", t.seconds(),
+                s == tessera::transpose_staging::always      ? "staged in scratch"
+                : s == tessera::transpose_staging::never     ? "blocks from registers"
+                : s == tessera::transpose_staging::wide_rows ? "wide rows (1 KiB runs)"
+                                                             : "the L2 rule");
   }
 #endif
   std::vector<result> rs;

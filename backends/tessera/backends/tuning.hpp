@@ -121,7 +121,9 @@ matmul_blocking tune_matmul() {
 /// Where streamed CPU transposes (outputs of at least the last-level cache's size) assemble
 /// each output tile in team scratch and write its rows as 256-byte runs, instead of writing
 /// 16 x 16 blocks from registers: `rows_exceed_l2` (the default: where a tile's operand rows do
-/// not fit in L2 together), `always` or `never`. The values are the same every way.
+/// not fit in L2 together), `always` or `never`; or `wide_rows`: never staged, in tiles of one
+/// block row whose output rows are 1 KiB runs (codegen::transpose_options::wide_row_bytes).
+/// The values are the same every way.
 using transpose_staging = codegen::tile_staging;
 
 /// The staging later Tier 1 transposes use on CPU backends.
@@ -134,12 +136,16 @@ inline void set_transpose_staging(transpose_staging s) {
 }
 /// Times a square transpose of T (default float) whose output is twice the streaming threshold
 /// (side x side elements, side a multiple of 16: 4096 floats with a 32 MiB last-level cache),
-/// staged and unstaged, on the default execution space (best of 3 each, then 2 alternated
-/// rounds: 11 transposes with a warm-up), and uses the faster for later transposes; the default
-/// stays unless one is 3 % faster. Two arrays of that size are allocated (128 MiB with 32 MiB
-/// of L3). Returns the staging now in use; on a GPU mapping (no streamed CPU tiles) returns it
-/// without timing anything. Explicit: nothing calls it implicitly.
-/// \throws what allocating the two arrays throws (Kokkos's allocation error); the staging in use
+/// staged, unstaged and in wide rows, on the default execution space (best of 3 each, then 2
+/// alternated rounds: 16 transposes with a warm-up), and uses the fastest for later
+/// transposes: wide_rows where it is 3 % faster than both others, else `always` or `never`
+/// where one is 3 % faster than the other, else the default. Which wins depends on the core
+/// and its memory: on a Zen 5 guest (family 26 model 2) 8192^2 floats read 11.5 GB/s in
+/// 128 x 32 tiles and 15.3 in wide rows, where another Zen 5 had read 30 in 128 x 32 tiles.
+/// Two arrays of that size are allocated (128 MiB with 32 MiB of L3). Returns the staging now in
+/// use; on a GPU mapping (no streamed CPU tiles) returns it without timing anything. Explicit:
+/// nothing calls it implicitly. \throws what allocating the two arrays throws (Kokkos's allocation
+/// error); the staging in use
 ///         before the call is then kept. @pre Kokkos is initialized; not inside a parallel region.
 template <class T = float>
 transpose_staging tune_transpose() {
@@ -160,10 +166,13 @@ transpose_staging tune_transpose() {
       if (!done) backends::host::set_transpose_staging(before);
     }
   } guard;
-  const auto [blocks, staged] = impl::best_seconds_of_two(
-      transpose_staging::never, transpose_staging::always, host::set_transpose_staging,
-      [&] { t = transpose(a); }, 3, 2);
-  const transpose_staging pick = staged < 0.97 * blocks   ? transpose_staging::always
+  const auto s = impl::best_seconds_of(
+      std::array{transpose_staging::never, transpose_staging::always, transpose_staging::wide_rows},
+      host::set_transpose_staging, [&] { t = transpose(a); }, 3, 2);
+  const double blocks = s[0], staged = s[1], wide = s[2];
+  const transpose_staging pick = wide < 0.97 * std::min(blocks, staged)
+                                     ? transpose_staging::wide_rows
+                                 : staged < 0.97 * blocks ? transpose_staging::always
                                  : blocks < 0.97 * staged ? transpose_staging::never
                                                           : transpose_staging::rows_exceed_l2;
   host::set_transpose_staging(pick);

@@ -31,7 +31,11 @@ struct gpu_matmul_params {
 enum class tile_staging {
   rows_exceed_l2,  ///< where a tile's operand rows do not fit in L2 together (the default)
   always,          ///< every streamed output whose tile is whole blocks and fits L2
-  never            ///< never: every tile written block by block from registers
+  never,           ///< never: every tile written block by block from registers
+  /// never staged, and streamed outputs default to tiles one block tall whose rows are
+  /// transpose_options::wide_row_bytes long: each output row is written in one run of that
+  /// many bytes, block after block, and each operand line is read once
+  wide_rows
 };
 
 /// Staged transposes (kernel_family::staged_transpose).
@@ -50,6 +54,9 @@ struct transpose_options {
   /// written in one pass.
   int cached_tile_rows = 0;
   int cached_row_bytes = 0;
+  /// CPUs: under tile_staging::wide_rows, the bytes of each row of a streamed output's default
+  /// tile (whole blocks; 0: the rule's tiles)
+  int wide_row_bytes = 0;
 };
 
 /// Matrix multiplies (kernel_family::matmul).

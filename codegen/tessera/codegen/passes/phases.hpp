@@ -79,13 +79,15 @@ inline bool staged_rows_exceed_l2(const expr_graph& g, const kernel_spec& k, con
 }
 
 /// True when streamed tiles `cols` wide are assembled in scratch under the target's
-/// transpose.staging: always, never, or where staged_rows_exceed_l2 (the default).
+/// transpose.staging: always, never (wide_rows: never), or where staged_rows_exceed_l2 (the
+/// default).
 inline bool stages_output_tiles(const expr_graph& g, const kernel_spec& k, const target& t,
                                 int cols) {
   switch (t.transpose.staging) {
     case tile_staging::always:
       return true;
     case tile_staging::never:
+    case tile_staging::wide_rows:
       return false;
     case tile_staging::rows_exceed_l2:
       break;
@@ -116,7 +118,9 @@ inline int edge_fitted_tile(std::int64_t extent, int side, int b) {
 /// (target.transpose.stream_run_bytes) that the target stages (stages_output_tiles: by default
 /// where the default tile's operand rows exceed L2) default to tiles whose rows are one such run
 /// (whole blocks), as many rows as fit a quarter of L2 (128 KiB where L2 is unknown): each tile is
-/// assembled in scratch and written row by row (staged_output_tile). Outputs that stay in cache
+/// assembled in scratch and written row by row (staged_output_tile). Under
+/// tile_staging::wide_rows streamed outputs default to tiles of one block row whose rows are
+/// target.transpose.wide_row_bytes long (whole blocks), never staged. Outputs that stay in cache
 /// default on CPUs to target.transpose.cached_tile_rows rows of cached_row_bytes (whole blocks),
 /// each side fitted to the output's (edge_fitted_tile).
 inline tile2 staged_tile(const expr_graph& g, const kernel_spec& k, const target& t) {
@@ -127,6 +131,11 @@ inline tile2 staged_tile(const expr_graph& g, const kernel_spec& k, const target
   for (int n : k.staged)
     if (g.nodes[n].tile[0] > 0) return from(g.nodes[n]);
   const int b = t.transpose.block;
+  if (b > 0 && t.transpose.staging == tile_staging::wide_rows && t.transpose.wide_row_bytes > 0 &&
+      staged_output_streams(g, k, t)) {
+    const std::int64_t e = std::int64_t(stored_elem_bytes(g, k));
+    return {b, int(std::max<std::int64_t>(b, t.transpose.wide_row_bytes / e / b * b))};
+  }
   if (b > 0 && t.transpose.stream_run_bytes > 0 && staged_output_streams(g, k, t) &&
       stages_output_tiles(g, k, t, t.transpose.tile[1])) {
     const std::int64_t e = std::int64_t(stored_elem_bytes(g, k));
