@@ -167,7 +167,8 @@ transpose_staging tune_transpose() {
     }
   } guard;
   const auto s = impl::best_seconds_of(
-      std::array{transpose_staging::never, transpose_staging::always, transpose_staging::wide_rows},
+      std::array<transpose_staging, 3>{transpose_staging::never, transpose_staging::always,
+                                       transpose_staging::wide_rows},
       host::set_transpose_staging, [&] { t = transpose(a); }, 3, 2);
   const double blocks = s[0], staged = s[1], wide = s[2];
   const transpose_staging pick = wide < 0.97 * std::min(blocks, staged)
