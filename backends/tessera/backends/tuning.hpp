@@ -142,10 +142,10 @@ inline void set_transpose_staging(transpose_staging s) {
 /// where one is 3 % faster than the other, else the default. Which wins depends on the core
 /// and its memory: on a Zen 5 guest (family 26 model 2) 8192^2 floats read 11.5 GB/s in
 /// 128 x 32 tiles and 15.3 in wide rows, where another Zen 5 had read 30 in 128 x 32 tiles.
-/// Two arrays of that size are allocated (128 MiB with 32 MiB of L3). Returns the staging now in
-/// use; on a GPU mapping (no streamed CPU tiles) returns it without timing anything. Explicit:
-/// nothing calls it implicitly. \throws what allocating the two arrays throws (Kokkos's allocation
-/// error); the staging in use
+/// Two arrays of that size are allocated (128 MiB with 32 MiB of L3). Returns the staging now
+/// in use; on a GPU mapping (no streamed CPU tiles) returns it without timing anything.
+/// Explicit: nothing calls it implicitly.
+/// \throws what allocating the two arrays throws (Kokkos's allocation error); the staging in use
 ///         before the call is then kept. @pre Kokkos is initialized; not inside a parallel region.
 template <class T = float>
 transpose_staging tune_transpose() {
