@@ -319,10 +319,7 @@ inline int run_all(const options& opt) {
     t.reset();
     const tessera::transpose_staging s = tessera::tune_transpose();
     std::printf("transpose staging (tessera::tune_transpose, %.1f s): %s\n", t.seconds(),
-                s == tessera::transpose_staging::always      ? "staged in scratch"
-                : s == tessera::transpose_staging::never     ? "blocks from registers"
-                : s == tessera::transpose_staging::wide_rows ? "wide rows (1 KiB runs)"
-                                                             : "the L2 rule");
+                to_string(s));
   }
 #endif
   std::vector<result> rs;

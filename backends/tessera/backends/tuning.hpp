@@ -123,7 +123,7 @@ matmul_blocking tune_matmul() {
 /// 16 x 16 blocks from registers: `rows_exceed_l2` (the default: where a tile's operand rows do
 /// not fit in L2 together), `always` or `never`; or `wide_rows`: never staged, in tiles of one
 /// block row whose output rows are 1 KiB runs (codegen::transpose_options::wide_row_bytes).
-/// The values are the same every way.
+/// The values are the same every way. to_string(s) names a choice (codegen/target.hpp).
 using transpose_staging = codegen::tile_staging;
 
 /// The staging later Tier 1 transposes use on CPU backends.

@@ -5,6 +5,7 @@
 ///        (backends/host/target.hpp, backends/gpu/target.hpp).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -37,6 +38,27 @@ enum class tile_staging {
   /// many bytes, block after block, and each operand line is read once
   wide_rows
 };
+
+/// Every tile_staging, in declaration order (a name read back: compare with to_string of each).
+inline constexpr std::array<tile_staging, 4> tile_stagings{
+    tile_staging::rows_exceed_l2, tile_staging::always, tile_staging::never,
+    tile_staging::wide_rows};
+
+/// The choice's name, as tessera-tour and tessera-peers print it and tessera-peers' --staging
+/// reads it: "rows-exceed-l2", "always", "never" or "wide-rows".
+constexpr const char* to_string(tile_staging s) {
+  switch (s) {
+    case tile_staging::rows_exceed_l2:
+      return "rows-exceed-l2";
+    case tile_staging::always:
+      return "always";
+    case tile_staging::never:
+      return "never";
+    case tile_staging::wide_rows:
+      return "wide-rows";
+  }
+  return "?";
+}
 
 /// Staged transposes (kernel_family::staged_transpose).
 struct transpose_options {
