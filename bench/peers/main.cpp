@@ -24,7 +24,10 @@
 //
 // Tessera's thread count is its execution space's (OMP_NUM_THREADS on the openmp preset):
 // --threads sets OpenBLAS's and Halide's to match. OpenBLAS reads OPENBLAS_CORETYPE from the
-// environment; the kernel set it chose is printed.
+// environment; the kernel set it chose is printed. Where those kernels use wider vectors than
+// this build can (an x86-64-v3 build on an AVX-512 core), each OpenBLAS contender is also timed
+// with the OPENBLAS_CORETYPE of this build's ISA, in a child process, and a second table
+// compares Tessera with it.
 #include "tour/tour.hpp"
 
 #include <Halide.h>
@@ -35,6 +38,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <numeric>
 #include <random>
@@ -105,6 +109,49 @@ struct row {
   std::map<std::string, double> rate;   // contender -> rate
   std::map<std::string, double> error;  // contender -> max error
 };
+
+// --- OpenBLAS at this build's ISA ------------------------------------------------------------
+
+/// The widest vectors an OpenBLAS core name's kernels use (OpenBLAS's DYNAMIC_ARCH names, any
+/// case): 4 AVX-512, 3 AVX2 with FMA, 2 AVX, 1 SSE; 0 a name not listed (no comparison made).
+inline int openblas_core_level(std::string core) {
+  for (auto& ch : core) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  for (const char* n : {"skylakex", "cooperlake", "sapphirerapids"})
+    if (core == n) return 4;
+  for (const char* n : {"haswell", "zen", "excavator"})
+    if (core == n) return 3;
+  for (const char* n : {"sandybridge", "bulldozer", "piledriver", "steamroller"})
+    if (core == n) return 2;
+  for (const char* n : {"nehalem", "core2", "penryn", "dunnington", "barcelona", "opteron_sse3",
+                        "prescott", "atom"})
+    if (core == n) return 1;
+  return 0;
+}
+
+/// The same levels for this build's vectors (the -march it was compiled with).
+constexpr int build_vector_level() {
+#if defined(__AVX512F__)
+  return 4;
+#elif defined(__AVX2__) && defined(__FMA__)
+  return 3;
+#elif defined(__AVX__)
+  return 2;
+#elif defined(__SSE2__)
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+/// The OPENBLAS_CORETYPE whose kernels use this build's vectors, where the kernels OpenBLAS
+/// picked use wider ones (an x86-64-v3 build on an AVX-512 core: "Haswell"); empty otherwise.
+/// Such a build cannot use the wider vectors, so its rows also show OpenBLAS held to the same
+/// ISA, timed in a child process (OpenBLAS reads OPENBLAS_CORETYPE once, when it loads).
+inline std::string same_isa_coretype() {
+  const int b = build_vector_level(), c = openblas_core_level(openblas_get_corename());
+  if (b == 0 || c <= b) return "";
+  return b == 3 ? "Haswell" : b == 2 ? "Sandybridge" : "Nehalem";
+}
 
 // --- machine limits ------------------------------------------------------------------------
 
@@ -945,21 +992,13 @@ inline const char* unaligned_arg(tessera::transpose_unaligned k) {
                                                                 : "strips";
 }
 
-/// The --staging argument of each choice tessera::tune_transpose makes (how a child process is
-/// told the parent's choice).
-inline const char* staging_arg(tessera::transpose_staging s) {
-  return s == tessera::transpose_staging::always      ? "always"
-         : s == tessera::transpose_staging::never     ? "never"
-         : s == tessera::transpose_staging::wide_rows ? "wide-rows"
-                                                      : "rows-exceed-l2";
-}
-
-/// Runs this program again as a child (`--only W --contender C`) and reads its one result line.
+/// Runs this program again as a child (`--only W --contender C`), its environment this one's
+/// with `env` (NAME=VALUE; empty: none) put in place of any NAME=..., and reads its one result
+/// line.
 inline std::pair<double, double> time_in_child(const options& o, const std::string& workload,
-                                               const std::string& who) {
+                                               const std::string& who,
+                                               const std::string& env = "") {
   std::vector<std::string> args = {"/proc/self/exe",
-                                   "--threads",
-                                   std::to_string(o.threads),
                                    "--reps",
                                    std::to_string(o.reps),
                                    "--scale",
@@ -975,10 +1014,21 @@ inline std::pair<double, double> time_in_child(const options& o, const std::stri
                                    "--unaligned",
                                    unaligned_arg(tessera::transpose_unaligned_in_use()),
                                    "--staging",
-                                   staging_arg(tessera::transpose_staging_in_use())};
+                                   to_string(tessera::transpose_staging_in_use())};
+  // --threads only where it is not the default: Kokkos 3.4 (Debian's) reads `--threads` as its
+  // own argument, wants `=INT` and aborts the program without it.
+  if (o.threads != 1) args.insert(args.begin() + 1, {"--threads", std::to_string(o.threads)});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  std::string env_entry = env;
+  std::vector<char*> envp;
+  const std::string env_name = env.substr(0, env.find('=') + 1);
+  for (char** e = environ; *e; ++e)
+    if (env.empty() || std::string_view(*e).substr(0, env_name.size()) != env_name)
+      envp.push_back(*e);
+  if (!env.empty()) envp.push_back(env_entry.data());
+  envp.push_back(nullptr);
   int fd[2];
   if (pipe(fd) != 0) throw std::runtime_error("tessera-peers: pipe failed");
   posix_spawn_file_actions_t fa;
@@ -992,7 +1042,7 @@ inline std::pair<double, double> time_in_child(const options& o, const std::stri
   const bool have_mask = sched_getaffinity(0, sizeof bound, &bound) == 0;
   if (have_mask) unbind_this_thread();
   pid_t pid;
-  const int spawned = posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), environ);
+  const int spawned = posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), envp.data());
   if (have_mask) (void)sched_setaffinity(0, sizeof bound, &bound);
   if (spawned != 0) throw std::runtime_error("tessera-peers: cannot start a child process");
   posix_spawn_file_actions_destroy(&fa);
@@ -1006,7 +1056,7 @@ inline std::pair<double, double> time_in_child(const options& o, const std::stri
   const auto at = text.find("RESULT ");
   if (at == std::string::npos || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw std::runtime_error("tessera-peers: the child process for " + workload + " / " + who +
-                             " failed:\n" + text);
+                             " failed (wait status " + std::to_string(status) + "):\n" + text);
   std::istringstream in(text.substr(at + 7));
   double s = 0, e = 0;
   in >> s >> e;
@@ -1034,6 +1084,12 @@ inline int run(const options& o) {
       std::printf(
           "  note: OPENBLAS_CORETYPE overrides OpenBLAS's CPU detection; unset it to "
           "measure the kernels OpenBLAS picks for this CPU\n");
+    if (const std::string same = same_isa_coretype(); !same.empty())
+      std::printf(
+          "  this build's vectors are narrower than those kernels': each OpenBLAS contender "
+          "is also timed with OPENBLAS_CORETYPE=%s (the same ISA), in a child process, and "
+          "compared in a second table\n",
+          same.c_str());
     std::printf("Halide: %s, JIT target %s\n", TESSERA_HALIDE_LIBRARY_NAME,
                 jit_target().to_string().c_str());
     std::printf("Eigen: %d.%d.%d (SIMD: %s; gemm threads: %d)\n", EIGEN_WORLD_VERSION,
@@ -1046,10 +1102,8 @@ inline int run(const options& o) {
       if (o.unaligned == unaligned_arg(k)) tessera::set_transpose_unaligned(k);
   }
   if (child && !o.staging.empty()) {
-    for (const auto s :
-         {tessera::transpose_staging::rows_exceed_l2, tessera::transpose_staging::always,
-          tessera::transpose_staging::never, tessera::transpose_staging::wide_rows})
-      if (o.staging == staging_arg(s)) tessera::set_transpose_staging(s);
+    for (const auto s : tessera::codegen::tile_stagings)
+      if (o.staging == to_string(s)) tessera::set_transpose_staging(s);
   }
   if (!child && o.tune &&
       !tessera::backends::backend<tessera::execution_space>::make_target().thread_per_logical) {
@@ -1073,7 +1127,7 @@ inline int run(const options& o) {
     t.reset();
     const tessera::transpose_staging s = tessera::tune_transpose();
     std::printf("Tessera transpose staging (tessera::tune_transpose, %.1f s): %s\n", t.seconds(),
-                staging_arg(s));
+                to_string(s));
   }
   openblas_set_num_threads(o.threads);
   // This program is built with OpenMP (for the threaded limits and C loops), so Eigen's gemm
@@ -1094,12 +1148,19 @@ inline int run(const options& o) {
         "Tessera %% of limit | other contenders |\n|---|---|---|---|---|---|---|---|\n");
   }
   bool ok = true, any = false;
+  std::string same_isa;  // the second table's rows
   for (auto& [wname, fn] : workloads()) {
     if (!o.only.empty() && o.only != wname) continue;
     any = true;
     std::vector<contender> cs;
     std::string name;
     row r = fn(o, cs, name);
+    // OpenBLAS's contenders held to this build's ISA: each timed in a child process with
+    // OPENBLAS_CORETYPE set, under the name "<contender> (<core> kernels)".
+    const std::string same = child ? std::string() : same_isa_coretype();
+    std::vector<std::string> held;  // the contenders so timed
+    for (const auto& c : cs)
+      if (!same.empty() && c.name.rfind("OpenBLAS", 0) == 0) held.push_back(c.name);
     std::map<std::string, std::pair<double, double>> t;
     if (child) {
       // Tessera runs on its execution space's threads (bound as OMP_PROC_BIND says); another
@@ -1110,10 +1171,13 @@ inline int run(const options& o) {
       std::printf("RESULT %.9g %.9g\n", t.begin()->second.first, t.begin()->second.second);
       return 0;
     }
-    if (o.threads > 1)
+    if (o.threads > 1) {
       for (auto& c : cs) t[c.name] = time_in_child(o, wname, c.name);
-    else
+    } else {
       t = time_here(cs, o.reps, o.min_run_us * 1e-6, "");
+    }
+    for (const auto& h : held)
+      t[h + " (" + same + " kernels)"] = time_in_child(o, wname, h, "OPENBLAS_CORETYPE=" + same);
     std::string best_peer, others, failed;
     double best_rate = 0, tess = 0;
     for (auto& [who, se] : t) {
@@ -1142,7 +1206,21 @@ inline int run(const options& o) {
                 others.c_str());
     if (!failed.empty()) std::printf("  verification failed:%s\n", failed.c_str());
     std::fflush(stdout);
+    for (const auto& h : held) {
+      const std::string who = h + " (" + same + " kernels)";
+      const auto& [sec, err] = t[who];
+      if (err > r.tolerance) continue;  // shown as failed above
+      const double rate = r.work / sec * 1e-9;
+      same_isa += "| " + name + " | " + r.size + " | " + r.unit + " | " + fmt(tess) + " | " + who +
+                  " " + fmt(rate) + " | " + fmt(tess / rate, "%.2f×") + " |\n";
+    }
   }
+  if (!same_isa.empty())
+    std::printf(
+        "\nAgainst OpenBLAS held to this build's ISA (%s):\n\n"
+        "| workload | size | unit | Tessera | OpenBLAS | Tessera / OpenBLAS |\n"
+        "|---|---|---|---|---|---|\n%s",
+        same_isa_coretype().c_str(), same_isa.c_str());
   if (!any) throw std::runtime_error("tessera-peers: no workload named '" + o.only + "'");
   return ok ? 0 : 1;
 }
@@ -1171,8 +1249,10 @@ int main(int argc, char** argv) {
   app.add_option("--unaligned", o.unaligned,
                  "(internal) Tessera's unaligned transpose blocks, as tuned")
       ->check(CLI::IsMember({"strips", "quads", "halves", "halves-prefetched"}));
+  std::vector<std::string> stagings;
+  for (const auto s : tessera::codegen::tile_stagings) stagings.push_back(to_string(s));
   app.add_option("--staging", o.staging, "(internal) Tessera's transpose staging, as tuned")
-      ->check(CLI::IsMember({"rows-exceed-l2", "always", "never", "wide-rows"}));
+      ->check(CLI::IsMember(stagings));
   app.add_flag("!--no-tune", o.tune,
                "keep Tessera's default prefetch and transpose choices (by default they are "
                "first timed on this machine with tessera::tune_prefetch and "
