@@ -26,8 +26,8 @@
 // --threads sets OpenBLAS's and Halide's to match. OpenBLAS reads OPENBLAS_CORETYPE from the
 // environment; the kernel set it chose is printed. Where those kernels use wider vectors than
 // this build can (an x86-64-v3 build on an AVX-512 core), each OpenBLAS contender is also timed
-// with the OPENBLAS_CORETYPE of this build's ISA, in a child process, and a second table
-// compares Tessera with it.
+// with the OPENBLAS_CORETYPE of this build's ISA, in a child process where Tessera is timed
+// again beside it (interleaved, on one thread), and a second table gives that process's ratio.
 #include "tour/tour.hpp"
 
 #include <Halide.h>
@@ -940,13 +940,14 @@ inline int calls_per_run(const std::vector<contender*>& run, double min_run) {
 }
 
 /// Times the contenders of one workload in this process (interleaved, best of reps; runs of
-/// calls_per_run calls) and checks each; returns name -> {seconds per call, error}.
-inline std::map<std::string, std::pair<double, double>> time_here(std::vector<contender>& cs,
-                                                                  int reps, double min_run,
-                                                                  const std::string& only) {
+/// calls_per_run calls), those named in `only` (empty: all), and checks each; returns name ->
+/// {seconds per call, error}.
+inline std::map<std::string, std::pair<double, double>> time_here(
+    std::vector<contender>& cs, int reps, double min_run, const std::vector<std::string>& only) {
   std::vector<contender*> run;
   for (auto& c : cs)
-    if (only.empty() || c.name == only) run.push_back(&c);
+    if (only.empty() || std::find(only.begin(), only.end(), c.name) != only.end())
+      run.push_back(&c);
   std::vector<double> best(run.size(), 1e300);
   for (auto* c : run) c->run();  // warm-up: page faults, JIT, the matmul autotuner
   const int calls = calls_per_run(run, min_run);
@@ -992,12 +993,14 @@ inline const char* unaligned_arg(tessera::transpose_unaligned k) {
                                                                 : "strips";
 }
 
-/// Runs this program again as a child (`--only W --contender C`), its environment this one's
-/// with `env` (NAME=VALUE; empty: none) put in place of any NAME=..., and reads its one result
-/// line.
-inline std::pair<double, double> time_in_child(const options& o, const std::string& workload,
-                                               const std::string& who,
-                                               const std::string& env = "") {
+/// Runs this program again as a child (`--only W --contender C1;C2...`: the contenders `who`,
+/// interleaved there), its environment this one's with `env` (NAME=VALUE; empty: none) put in
+/// place of any NAME=..., and reads its result lines: name -> {seconds per call, error}.
+inline std::map<std::string, std::pair<double, double>> time_in_child(
+    const options& o, const std::string& workload, const std::vector<std::string>& who,
+    const std::string& env = "") {
+  std::string names;
+  for (const auto& w : who) names += (names.empty() ? "" : ";") + w;
   std::vector<std::string> args = {"/proc/self/exe",
                                    "--reps",
                                    std::to_string(o.reps),
@@ -1008,7 +1011,7 @@ inline std::pair<double, double> time_in_child(const options& o, const std::stri
                                    "--only",
                                    workload,
                                    "--contender",
-                                   who,
+                                   names,
                                    "--prefetch",
                                    prefetch_arg(tessera::prefetch_tuning_in_use()),
                                    "--unaligned",
@@ -1053,14 +1056,19 @@ inline std::pair<double, double> time_in_child(const options& o, const std::stri
   close(fd[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  const auto at = text.find("RESULT ");
-  if (at == std::string::npos || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw std::runtime_error("tessera-peers: the child process for " + workload + " / " + who +
+  // One line per contender, in the order asked: "RESULT seconds error".
+  std::map<std::string, std::pair<double, double>> out;
+  std::size_t at = 0;
+  for (const auto& w : who) {
+    at = text.find("RESULT ", at);
+    if (at == std::string::npos) break;
+    std::istringstream in(text.substr(at += 7));
+    in >> out[w].first >> out[w].second;
+  }
+  if (out.size() != who.size() || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error("tessera-peers: the child process for " + workload + " / " + names +
                              " failed (wait status " + std::to_string(status) + "):\n" + text);
-  std::istringstream in(text.substr(at + 7));
-  double s = 0, e = 0;
-  in >> s >> e;
-  return {s, e};
+  return out;
 }
 
 inline std::string fmt(double v, const char* f = "%.1f") {
@@ -1087,8 +1095,8 @@ inline int run(const options& o) {
     if (const std::string same = same_isa_coretype(); !same.empty())
       std::printf(
           "  this build's vectors are narrower than those kernels': each OpenBLAS contender "
-          "is also timed with OPENBLAS_CORETYPE=%s (the same ISA), in a child process, and "
-          "compared in a second table\n",
+          "is also timed with OPENBLAS_CORETYPE=%s (the same ISA), in a child process with "
+          "Tessera beside it, and compared in a second table\n",
           same.c_str());
     std::printf("Halide: %s, JIT target %s\n", TESSERA_HALIDE_LIBRARY_NAME,
                 jit_target().to_string().c_str());
@@ -1163,21 +1171,37 @@ inline int run(const options& o) {
       if (!same.empty() && c.name.rfind("OpenBLAS", 0) == 0) held.push_back(c.name);
     std::map<std::string, std::pair<double, double>> t;
     if (child) {
+      std::vector<std::string> names;
+      for (std::size_t a = 0, b; a <= o.contender.size(); a = b + 1) {
+        b = std::min(o.contender.find(';', a), o.contender.size());
+        names.push_back(o.contender.substr(a, b - a));
+      }
       // Tessera runs on its execution space's threads (bound as OMP_PROC_BIND says); another
       // library's threads, started from this thread, would inherit the OpenMP binding of it.
-      if (o.contender.rfind("Tessera", 0) != 0) unbind_this_thread();
-      t = time_here(cs, o.reps, o.min_run_us * 1e-6, o.contender);
-      if (t.empty()) throw std::runtime_error("tessera-peers: no contender " + o.contender);
-      std::printf("RESULT %.9g %.9g\n", t.begin()->second.first, t.begin()->second.second);
+      if (names[0].rfind("Tessera", 0) != 0) unbind_this_thread();
+      t = time_here(cs, o.reps, o.min_run_us * 1e-6, names);
+      for (const auto& n : names) {
+        if (!t.count(n)) throw std::runtime_error("tessera-peers: no contender " + n);
+        std::printf("RESULT %.9g %.9g\n", t[n].first, t[n].second);
+      }
       return 0;
     }
     if (o.threads > 1) {
-      for (auto& c : cs) t[c.name] = time_in_child(o, wname, c.name);
+      for (auto& c : cs) t[c.name] = time_in_child(o, wname, {c.name})[c.name];
     } else {
-      t = time_here(cs, o.reps, o.min_run_us * 1e-6, "");
+      t = time_here(cs, o.reps, o.min_run_us * 1e-6, {});
     }
-    for (const auto& h : held)
-      t[h + " (" + same + " kernels)"] = time_in_child(o, wname, h, "OPENBLAS_CORETYPE=" + same);
+    // Each held contender with Tessera in its child process, interleaved there as here, on one
+    // thread (on several, alone: another library's threads would inherit Tessera's binding);
+    // the second table's ratio is of that process's times.
+    std::map<std::string, double> held_tessera;  // the child's Tessera seconds
+    for (const auto& h : held) {
+      const std::string env = "OPENBLAS_CORETYPE=" + same;
+      auto m = o.threads > 1 ? time_in_child(o, wname, {h}, env)
+                             : time_in_child(o, wname, {"Tessera", h}, env);
+      t[h + " (" + same + " kernels)"] = m[h];
+      held_tessera[h] = m.count("Tessera") ? m["Tessera"].first : t["Tessera"].first;
+    }
     std::string best_peer, others, failed;
     double best_rate = 0, tess = 0;
     for (auto& [who, se] : t) {
@@ -1210,15 +1234,15 @@ inline int run(const options& o) {
       const std::string who = h + " (" + same + " kernels)";
       const auto& [sec, err] = t[who];
       if (err > r.tolerance) continue;  // shown as failed above
-      const double rate = r.work / sec * 1e-9;
-      same_isa += "| " + name + " | " + r.size + " | " + r.unit + " | " + fmt(tess) + " | " + who +
-                  " " + fmt(rate) + " | " + fmt(tess / rate, "%.2f×") + " |\n";
+      const double rate = r.work / sec * 1e-9, tess_there = r.work / held_tessera[h] * 1e-9;
+      same_isa += "| " + name + " | " + r.size + " | " + r.unit + " | " + fmt(tess_there) + " | " +
+                  who + " " + fmt(rate) + " | " + fmt(tess_there / rate, "%.2f×") + " |\n";
     }
   }
   if (!same_isa.empty())
     std::printf(
         "\nAgainst OpenBLAS held to this build's ISA (%s):\n\n"
-        "| workload | size | unit | Tessera | OpenBLAS | Tessera / OpenBLAS |\n"
+        "| workload | size | unit | Tessera (that process) | OpenBLAS | Tessera / OpenBLAS |\n"
         "|---|---|---|---|---|---|\n%s",
         same_isa_coretype().c_str(), same_isa.c_str());
   if (!any) throw std::runtime_error("tessera-peers: no workload named '" + o.only + "'");
