@@ -1246,9 +1246,11 @@ inline int run(const options& o) {
   if (!same_isa.empty())
     std::printf(
         "\nAgainst OpenBLAS held to this build's ISA (%s):\n\n"
-        "| workload | size | unit | Tessera (that process) | OpenBLAS | Tessera / OpenBLAS |\n"
+        "| workload | size | unit | Tessera (%s) | OpenBLAS | Tessera / OpenBLAS |\n"
         "|---|---|---|---|---|---|\n%s",
-        same_isa_coretype().c_str(), same_isa.c_str());
+        same_isa_coretype().c_str(),
+        o.threads > 1 ? "its own process: two processes' times" : "OpenBLAS's process",
+        same_isa.c_str());
   if (!any) throw std::runtime_error("tessera-peers: no workload named '" + o.only + "'");
   return ok ? 0 : 1;
 }
