@@ -391,8 +391,9 @@ TEST_CASE("transpose staging: set_transpose_staging and tune_transpose choose ho
   };
   std::set<std::string> names;
   for (const auto s : tessera::codegen::tile_stagings) {
-    CAPTURE(to_string(s));
-    CHECK(names.insert(to_string(s)).second);  // a name says which choice it is
+    const std::string name = to_string(s);
+    CAPTURE(name);
+    CHECK(names.insert(name).second);  // a name says which choice it is
     set_transpose_staging(s);
     CHECK(transpose_staging_in_use() == s);
     T = transpose(A);
@@ -417,7 +418,7 @@ TEST_CASE("transpose staging: set_transpose_staging and tune_transpose choose ho
   }
   const transpose_staging pick = tune_transpose();
   CHECK(transpose_staging_in_use() == pick);
-  MESSAGE("tune_transpose on this machine: " << to_string(pick));
+  MESSAGE("tune_transpose on this machine: " << std::string(to_string(pick)));
   T = transpose(A);
   CHECK(max_abs_diff(to_eigen(T), M(ea.transpose())) == 0.0);
   set_transpose_staging(transpose_staging::rows_exceed_l2);  // the default for the rest

@@ -1167,9 +1167,10 @@ inline int run(const options& o) {
     // OpenBLAS's contenders held to this build's ISA: each timed in a child process with
     // OPENBLAS_CORETYPE set, under the name "<contender> (<core> kernels)".
     const std::string same = child ? std::string() : same_isa_coretype();
-    std::vector<std::string> held;  // the contenders so timed
+    std::map<std::string, std::string> held;  // "<contender> (<core> kernels)" -> contender
     for (const auto& c : cs)
-      if (!same.empty() && c.name.rfind("OpenBLAS", 0) == 0) held.push_back(c.name);
+      if (!same.empty() && c.name.rfind("OpenBLAS", 0) == 0)
+        held[c.name + " (" + same + " kernels)"] = c.name;
     std::map<std::string, std::pair<double, double>> t;
     if (child) {
       std::vector<std::string> names;
@@ -1196,12 +1197,12 @@ inline int run(const options& o) {
     // thread (on several, alone: another library's threads would inherit Tessera's binding);
     // the second table's ratio is of that process's times.
     std::map<std::string, double> held_tessera;  // the child's Tessera seconds
-    for (const auto& h : held) {
+    for (const auto& [who, h] : held) {
       const std::string env = "OPENBLAS_CORETYPE=" + same;
       auto m = o.threads > 1 ? time_in_child(o, wname, {h}, env)
                              : time_in_child(o, wname, {"Tessera", h}, env);
-      t[h + " (" + same + " kernels)"] = m[h];
-      held_tessera[h] = m.count("Tessera") ? m["Tessera"].first : t["Tessera"].first;
+      t[who] = m[h];
+      held_tessera[who] = m.count("Tessera") ? m["Tessera"].first : t["Tessera"].first;
     }
     std::string best_peer, others, failed;
     double best_rate = 0, tess = 0;
@@ -1220,8 +1221,7 @@ inline int run(const options& o) {
       // "Tessera <form>": the same workload in another of Tessera's forms, shown, not a peer.
       // A held contender, timed in another process, is compared in the second table (with
       // Tessera's time from that process), not here.
-      const bool held_here = !same.empty() && who.ends_with(" (" + same + " kernels)");
-      if (pass && rate > best_rate && who.rfind("Tessera", 0) != 0 && !held_here) {
+      if (pass && rate > best_rate && who.rfind("Tessera", 0) != 0 && !held.count(who)) {
         best_rate = rate;
         best_peer = who;
       }
@@ -1234,11 +1234,11 @@ inline int run(const options& o) {
                 others.c_str());
     if (!failed.empty()) std::printf("  verification failed:%s\n", failed.c_str());
     std::fflush(stdout);
-    for (const auto& h : held) {
-      const std::string who = h + " (" + same + " kernels)";
+    for (const auto& entry : held) {
+      const std::string& who = entry.first;
       const auto& [sec, err] = t[who];
       if (err > r.tolerance) continue;  // shown as failed above
-      const double rate = r.work / sec * 1e-9, tess_there = r.work / held_tessera[h] * 1e-9;
+      const double rate = r.work / sec * 1e-9, tess_there = r.work / held_tessera[who] * 1e-9;
       same_isa += "| " + name + " | " + r.size + " | " + r.unit + " | " + fmt(tess_there) + " | " +
                   who + " " + fmt(rate) + " | " + fmt(tess_there / rate, "%.2f×") + " |\n";
     }
