@@ -465,6 +465,18 @@ TEST_CASE("unaligned transpose blocks: every kernel, set by hand or by tune_tran
         "halves, output lines prefetched");
   CHECK(std::string(backends::host::to_string(transpose_unaligned::strips)) ==
         "strips (32-byte pieces, 8 rows at a time)");
+  {
+    // Short names (a command line's argument): one word each, every kernel its own.
+    std::set<std::string> short_names;
+    for (const auto k : kernels) {
+      const std::string name = backends::host::short_name(k);
+      CAPTURE(name);
+      CHECK(name.find(' ') == std::string::npos);
+      CHECK(short_names.insert(name).second);
+    }
+    CHECK(std::string(backends::host::short_name(transpose_unaligned::halves_prefetched)) ==
+          "halves-prefetched");
+  }
   // Tier 1 transposes whose output rows do not start on a line (seed 003's shape among them),
   // edges included, with each kernel set, for outputs in L2 and larger: the exact transpose
   // every way.

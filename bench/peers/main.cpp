@@ -985,15 +985,6 @@ inline void unbind_this_thread() {
   (void)sched_setaffinity(0, sizeof all, &all);
 }
 
-/// The --unaligned argument of each kernel tessera::tune_transpose_unaligned chooses among (how
-/// a child process is told the parent's choice).
-inline const char* unaligned_arg(tessera::transpose_unaligned k) {
-  return k == tessera::transpose_unaligned::halves              ? "halves"
-         : k == tessera::transpose_unaligned::halves_prefetched ? "halves-prefetched"
-         : k == tessera::transpose_unaligned::quads             ? "quads"
-                                                                : "strips";
-}
-
 /// Runs this program again as a child (`--only W --contender C1;C2...`: the contenders `who`,
 /// interleaved there), its environment this one's with `env` (NAME=VALUE; empty: none) put in
 /// place of any NAME=..., and reads its result lines: name -> {seconds per call, error}.
@@ -1002,23 +993,24 @@ inline std::map<std::string, std::pair<double, double>> time_in_child(
     const std::string& env = "") {
   std::string names;
   for (const auto& w : who) names += (names.empty() ? "" : ";") + w;
-  std::vector<std::string> args = {"/proc/self/exe",
-                                   "--reps",
-                                   std::to_string(o.reps),
-                                   "--scale",
-                                   std::to_string(o.scale),
-                                   "--min-run-us",
-                                   std::to_string(o.min_run_us),
-                                   "--only",
-                                   workload,
-                                   "--contender",
-                                   names,
-                                   "--prefetch",
-                                   prefetch_arg(tessera::prefetch_tuning_in_use()),
-                                   "--unaligned",
-                                   unaligned_arg(tessera::transpose_unaligned_in_use()),
-                                   "--staging",
-                                   to_string(tessera::transpose_staging_in_use())};
+  std::vector<std::string> args = {
+      "/proc/self/exe",
+      "--reps",
+      std::to_string(o.reps),
+      "--scale",
+      std::to_string(o.scale),
+      "--min-run-us",
+      std::to_string(o.min_run_us),
+      "--only",
+      workload,
+      "--contender",
+      names,
+      "--prefetch",
+      prefetch_arg(tessera::prefetch_tuning_in_use()),
+      "--unaligned",
+      tessera::backends::host::short_name(tessera::transpose_unaligned_in_use()),
+      "--staging",
+      to_string(tessera::transpose_staging_in_use())};
   // --threads only where it is not the default: Kokkos 3.4 (Debian's) reads `--threads` as its
   // own argument, wants `=INT` and aborts the program without it.
   if (o.threads != 1) args.insert(args.begin() + 1, {"--threads", std::to_string(o.threads)});
@@ -1108,7 +1100,8 @@ inline int run(const options& o) {
   if (child && !o.prefetch.empty()) tessera::set_prefetch_tuning(parse_prefetch_arg(o.prefetch));
   if (child && !o.unaligned.empty()) {
     for (const auto k : tessera::backends::host::unaligned_block_stores)
-      if (o.unaligned == unaligned_arg(k)) tessera::set_transpose_unaligned(k);
+      if (o.unaligned == tessera::backends::host::short_name(k))
+        tessera::set_transpose_unaligned(k);
   }
   if (child && !o.staging.empty()) {
     for (const auto s : tessera::codegen::tile_stagings)
@@ -1276,9 +1269,12 @@ int main(int argc, char** argv) {
   app.add_option("--only", o.only, "run one workload:" + names);
   app.add_option("--contender", o.contender, "(internal) time one contender and print it");
   app.add_option("--prefetch", o.prefetch, "(internal) Tessera's prefetch choices, as tuned");
+  std::vector<std::string> unaligned_kinds;
+  for (const auto k : tessera::backends::host::unaligned_block_stores)
+    unaligned_kinds.push_back(tessera::backends::host::short_name(k));
   app.add_option("--unaligned", o.unaligned,
                  "(internal) Tessera's unaligned transpose blocks, as tuned")
-      ->check(CLI::IsMember({"strips", "quads", "halves", "halves-prefetched"}));
+      ->check(CLI::IsMember(unaligned_kinds));
   std::vector<std::string> stagings;
   for (const auto s : tessera::codegen::tile_stagings) stagings.push_back(to_string(s));
   app.add_option("--staging", o.staging, "(internal) Tessera's transpose staging, as tuned")

@@ -326,6 +326,22 @@ inline constexpr std::array<unaligned_block_store, 4> unaligned_block_stores{
     unaligned_block_store::strips, unaligned_block_store::quads, unaligned_block_store::halves,
     unaligned_block_store::halves_prefetched};
 
+/// The kernel's short name, one word for a command line's argument: "strips", "quads", "halves"
+/// or "halves-prefetched".
+inline const char* short_name(unaligned_block_store s) {
+  switch (s) {
+    case unaligned_block_store::strips:
+      return "strips";
+    case unaligned_block_store::quads:
+      return "quads";
+    case unaligned_block_store::halves:
+      return "halves";
+    case unaligned_block_store::halves_prefetched:
+      return "halves-prefetched";
+  }
+  return "?";
+}
+
 /// The kernel's name, as tune_transpose_unaligned reports it: "strips (32-byte pieces, 8 rows at
 /// a time)", "quads (16-byte pieces)", "halves (32-byte pieces)" or "halves, output lines
 /// prefetched".
