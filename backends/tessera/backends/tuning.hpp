@@ -385,11 +385,11 @@ inline std::string describe(const prefetch_tuning& p) {
 /// of R x R tiles for R = 2, 4, 8, 16 (one per height class) over a square array of T four
 /// times the last-level cache (5808^2 floats, 129 MiB, with 32 MiB of L3: the 2x2 means' output
 /// streams, as a large caller's does), and a sum over
-/// eight times it (at most 1 GiB) of plain memory (an array_view of new[]'s: 4 KiB pages, as
+/// 32 times it (at most 1 GiB) of plain memory (an array_view of new[]'s: 4 KiB pages, as
 /// callers' data usually has), on the default execution space (best of 5 each way, then 4
 /// alternated rounds; the sum best of 3, then 4). A choice leaves the rule only where the other
-/// is 5 % faster, 3 % for the sum (closer calls flip from run to run on a busy machine). 2-3 s
-/// with 32 MiB of L3 (1.9-2.2 s on a Zen 4). Returns the
+/// is 5 % faster, 3 % for the sum (closer calls flip from run to run on a busy machine). 4-6 s
+/// with 32 MiB of L3 (a Zen 5 guest; 2-3 s when the sum read eight times the L3). Returns the
 /// choices now in use (set_prefetch_tuning); on a GPU mapping, or where no kernel streams
 /// from memory, returns them without timing anything. Measured on a Zen 5 core (native
 /// build): tile_mean 4x4 of 8192^2 floats 0.95-0.97x Eigen with the rule's prefetch, 1.12-1.16x
@@ -477,14 +477,18 @@ prefetch_tuning tune_prefetch() {
     tile_class(std::integral_constant<int, 16>{});
   }
   {
-    // A sum over eight times the last-level cache (at most 1 GiB) of memory allocated as a
+    // A sum over 32 times the last-level cache (at most 1 GiB) of memory allocated as a
     // caller's usually is (4 KiB pages; Tessera's arrays ask for 2 MiB ones): on a Zen 5 core
     // the 4 KiB prefetch cost such memory 3 % at 2^25 floats, 8 % at 2^26 and 2^28, while on
     // a Tessera array it gained 0-3 % at every size; over four times the L3 the cost hid
     // within the noise, and the 512-bit rule kept it. A 3 % margin: one sum's runs vary less
-    // than tile_mean's.
+    // than tile_mean's. Not 8 times the L3: with 32 MiB of it, 2^26 floats (256 MiB) timed
+    // 1.01-1.08x slower with the prefetch than without in six tries, half of them within the
+    // margin (the rule kept then), 2^28 (1 GiB) 1.06-1.13x in six (another Zen 5 core; a
+    // Tessera array of 2^28 floats there: 0.98-1.10x, and 0.90-0.92x Eigen's sum with the
+    // prefetch against 1.00-1.02x without, alternated in one process, best of 25).
     const std::size_t n = std::size_t(
-        std::min(8.0 * double(target.row_prefetch_min_bytes), double(1ll << 30)) / sizeof(T));
+        std::min(32.0 * double(target.row_prefetch_min_bytes), double(1ll << 30)) / sizeof(T));
     const std::unique_ptr<T[]> plain(new T[n]);
     std::fill_n(plain.get(), n, T(1));
     const array_view<const T, 1> v(extent<1>(index_type(n)), plain.get());
