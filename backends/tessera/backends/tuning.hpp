@@ -483,7 +483,7 @@ prefetch_tuning tune_prefetch() {
     // a Tessera array it gained 0-3 % at every size; over four times the L3 the cost hid
     // within the noise, and the 512-bit rule kept it. A 3 % margin: one sum's runs vary less
     // than tile_mean's. Not 8 times the L3: with 32 MiB of it, 2^26 floats (256 MiB) timed
-    // 1.01-1.08x slower with the prefetch than without in six tries, half of them within the
+    // 1.01-1.08x slower with the prefetch than without in six tries, two of them within the
     // margin (the rule kept then), 2^28 (1 GiB) 1.06-1.13x in six (another Zen 5 core; a
     // Tessera array of 2^28 floats there: 0.98-1.10x, and 0.90-0.92x Eigen's sum with the
     // prefetch against 1.00-1.02x without, alternated in one process, best of 25).
