@@ -428,7 +428,8 @@ TEST_CASE("transpose staging: set_transpose_staging and tune_transpose choose ho
 #if defined(KOKKOS_ENABLE_SERIAL) || defined(KOKKOS_ENABLE_OPENMP)
 TEST_CASE("unaligned transpose blocks: every kernel, set by hand or by tune_transpose_unaligned") {
   using backends::host::transpose_block_size;
-  CHECK(transpose_unaligned_in_use() == transpose_unaligned::strips);
+  CHECK(transpose_unaligned_in_use() ==
+        transpose_unaligned_choice{transpose_unaligned::strips, transpose_unaligned::strips});
   const auto& kernels = backends::host::unaligned_block_stores;  // every kernel there is
   CHECK(kernels.size() == 4);
   // The block walk itself, with output row strides of every remainder modulo a line (and
@@ -494,7 +495,7 @@ TEST_CASE("unaligned transpose blocks: every kernel, set by hand or by tune_tran
     array<double, 2> Ad = from_eigen(ed), Td(c, r);
     for (const auto k : kernels) {
       set_transpose_unaligned(k);
-      CHECK(transpose_unaligned_in_use() == k);
+      CHECK(transpose_unaligned_in_use() == transpose_unaligned_choice{k, k});
       T = transpose(A);
       CHECK(max_abs_diff(to_eigen(T), M(ea.transpose())) == 0.0);
       Td = transpose(Ad);
@@ -527,13 +528,48 @@ TEST_CASE("unaligned transpose blocks: every kernel, set by hand or by tune_tran
   const three far{{{1.0, 1.2}, {1.3, 1.0}, {1.0, 1.1}}};
   CHECK(impl::least_behind_everywhere(far) == 1);
   CHECK(impl::least_behind_everywhere(far, 0.1) == 0);
-  set_transpose_unaligned(transpose_unaligned::strips);
+  // The output's place, from its size: under a third of the last-level cache, `cache`.
+  using backends::host::output_place_of;
+  CHECK(output_place_of(0, 3 << 20) == transpose_output_place::cache);
+  CHECK(output_place_of((1 << 20) - 1, 3 << 20) == transpose_output_place::cache);
+  CHECK(output_place_of(1 << 20, 3 << 20) == transpose_output_place::memory);
+  CHECK(output_place_of(std::size_t(1) << 40, 3 << 20) == transpose_output_place::memory);
+  CHECK(output_place_of(5, 0) == transpose_output_place::memory);
   const auto target = backends::backend<execution_space>::make_target();
-  const transpose_unaligned pick = tune_transpose_unaligned();
+  if (!target.thread_per_logical) {  // (a GPU mapping has no CPU blocks to choose)
+    // A kernel for each place, set apart: an output past a third of the last-level cache (at
+    // most 48 MiB: a larger cache leaves it in `cache`), its rows 12 floats past whole lines,
+    // and a 999 x 666 one, each exact with every pair of kernels.
+    const std::size_t llc = backends::host::impl::memory_resident_min_bytes();
+    const long side =
+        long(std::sqrt(double(std::min(llc, std::size_t(144) << 20)) / 12.0)) / 16 * 16 + 25;
+    CAPTURE(side);
+    const bool large_in_memory =
+        output_place_of(std::size_t(side) * std::size_t(side + 3) * sizeof(float), llc) ==
+        transpose_output_place::memory;
+    CHECK(large_in_memory == (llc <= (std::size_t(144) << 20)));
+    M el = tt::random_matrix<float>(side + 3, side), es = tt::random_matrix<float>(999, 666);
+    array<float, 2> L = from_eigen(el), LT(side, side + 3), S = from_eigen(es), ST(666, 999);
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+      const transpose_unaligned_choice c{kernels[i], kernels[(i + 1) % kernels.size()]};
+      set_transpose_unaligned(c);
+      CHECK(transpose_unaligned_in_use() == c);
+      LT = transpose(L);
+      CHECK(max_abs_diff(to_eigen(LT), M(el.transpose())) == 0.0);
+      ST = transpose(S);
+      CHECK(max_abs_diff(to_eigen(ST), M(es.transpose())) == 0.0);
+    }
+  }
+  CHECK(describe(
+            transpose_unaligned_choice{transpose_unaligned::quads, transpose_unaligned::halves}) ==
+        "quads (16-byte pieces) (outputs in cache), halves (32-byte pieces) (larger outputs)");
+  set_transpose_unaligned(transpose_unaligned::strips);
+  const transpose_unaligned_choice pick = tune_transpose_unaligned();
   CHECK(transpose_unaligned_in_use() == pick);
-  if (target.thread_per_logical) CHECK(pick == transpose_unaligned::strips);  // nothing timed
-  MESSAGE(
-      "tune_transpose_unaligned on this machine: " << std::string(backends::host::to_string(pick)));
+  if (target.thread_per_logical)  // nothing timed
+    CHECK(pick ==
+          transpose_unaligned_choice{transpose_unaligned::strips, transpose_unaligned::strips});
+  MESSAGE("tune_transpose_unaligned on this machine: " << describe(pick));
   M ea = tt::random_matrix<float>(999, 666);
   array<float, 2> A = from_eigen(ea), T(666, 999);
   T = transpose(A);

@@ -61,13 +61,14 @@ using tour::scaled_side;
 struct options {
   int threads = 1, reps = 5;
   double scale = 1.0;
-  double min_run_us = 20;       // a timed run lasts at least this long (calls_per_run)
-  std::string only, contender;  // contender: run one contender only (child process mode)
-  bool tune = true;             // time Tessera's prefetch and transpose choices first
-  std::string prefetch;         // child process mode: the parent's choices (prefetch_arg)
-  std::string unaligned;        // child process mode: the parent's transpose blocks (strips,
-                                // quads, halves, halves-prefetched)
-  std::string staging;          // child process mode: the parent's transpose staging
+  double min_run_us = 20;        // a timed run lasts at least this long (calls_per_run)
+  std::string only, contender;   // contender: run one contender only (child process mode)
+  bool tune = true;              // time Tessera's prefetch and transpose choices first
+  std::string prefetch;          // child process mode: the parent's choices (prefetch_arg)
+  std::string unaligned;         // child process mode: the parent's transpose blocks (strips,
+                                 // quads, halves, halves-prefetched), outputs in cache
+  std::string unaligned_memory;  // and larger outputs
+  std::string staging;           // child process mode: the parent's transpose staging
 };
 
 /// The prefetch choices as one command-line word for a child process: a 0/1 per tile_reduce
@@ -1008,7 +1009,9 @@ inline std::map<std::string, std::pair<double, double>> time_in_child(
       "--prefetch",
       prefetch_arg(tessera::prefetch_tuning_in_use()),
       "--unaligned",
-      tessera::backends::host::short_name(tessera::transpose_unaligned_in_use()),
+      tessera::backends::host::short_name(tessera::transpose_unaligned_in_use().cache),
+      "--unaligned-memory",
+      tessera::backends::host::short_name(tessera::transpose_unaligned_in_use().memory),
       "--staging",
       to_string(tessera::transpose_staging_in_use())};
   // --threads only where it is not the default: Kokkos 3.4 (Debian's) reads `--threads` as its
@@ -1098,10 +1101,13 @@ inline int run(const options& o) {
                 o.threads);
   }
   if (child && !o.prefetch.empty()) tessera::set_prefetch_tuning(parse_prefetch_arg(o.prefetch));
-  if (child && !o.unaligned.empty()) {
-    for (const auto k : tessera::backends::host::unaligned_block_stores)
-      if (o.unaligned == tessera::backends::host::short_name(k))
-        tessera::set_transpose_unaligned(k);
+  if (child) {
+    tessera::transpose_unaligned_choice u = tessera::transpose_unaligned_in_use();
+    for (const auto k : tessera::backends::host::unaligned_block_stores) {
+      if (o.unaligned == tessera::backends::host::short_name(k)) u.cache = k;
+      if (o.unaligned_memory == tessera::backends::host::short_name(k)) u.memory = k;
+    }
+    tessera::set_transpose_unaligned(u);
   }
   if (child && !o.staging.empty()) {
     for (const auto s : tessera::codegen::tile_stagings)
@@ -1117,13 +1123,14 @@ inline int run(const options& o) {
     std::printf("Tessera prefetch (tessera::tune_prefetch, %.1f s): %s\n", t.seconds(),
                 tessera::describe(p).c_str());
     // And how blocks whose output rows do not start on a line are written (16- or 32-byte
-    // pieces, the output's lines prefetched or not): which is faster depends on the core.
+    // pieces, the output's lines prefetched or not): which is faster depends on the core and on
+    // where the output is (in cache or not), timed for each.
     t.reset();
-    const tessera::transpose_unaligned u = tessera::tune_transpose_unaligned();
+    const tessera::transpose_unaligned_choice u = tessera::tune_transpose_unaligned();
     std::printf(
         "Tessera unaligned transpose blocks (tessera::tune_transpose_unaligned, %.0f ms): "
         "%s\n",
-        t.seconds() * 1e3, tessera::backends::host::to_string(u));
+        t.seconds() * 1e3, tessera::describe(u).c_str());
     // And how streamed transposes write their tiles (staged in scratch, block by block from
     // registers, or in wide rows): which the core and its memory write faster.
     t.reset();
@@ -1273,7 +1280,10 @@ int main(int argc, char** argv) {
   for (const auto k : tessera::backends::host::unaligned_block_stores)
     unaligned_kinds.push_back(tessera::backends::host::short_name(k));
   app.add_option("--unaligned", o.unaligned,
-                 "(internal) Tessera's unaligned transpose blocks, as tuned")
+                 "(internal) Tessera's unaligned transpose blocks for outputs in cache, as tuned")
+      ->check(CLI::IsMember(unaligned_kinds));
+  app.add_option("--unaligned-memory", o.unaligned_memory,
+                 "(internal) Tessera's unaligned transpose blocks for larger outputs, as tuned")
       ->check(CLI::IsMember(unaligned_kinds));
   std::vector<std::string> stagings;
   for (const auto s : tessera::codegen::tile_stagings) stagings.push_back(to_string(s));

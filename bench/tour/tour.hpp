@@ -308,11 +308,11 @@ inline int run_all(const options& opt) {
                 tessera::describe(p).c_str());
     // Blocks of transposes whose output rows do not start on a line (seed 003's 999 x 666):
     // 16- or 32-byte pieces, the output's lines prefetched or not, whichever this core writes
-    // faster.
+    // faster, for outputs in cache and for larger ones.
     t.reset();
-    const tessera::transpose_unaligned u = tessera::tune_transpose_unaligned();
+    const tessera::transpose_unaligned_choice u = tessera::tune_transpose_unaligned();
     std::printf("unaligned transpose blocks (tessera::tune_transpose_unaligned, %.0f ms): %s\n",
-                t.seconds() * 1e3, tessera::backends::host::to_string(u));
+                t.seconds() * 1e3, tessera::describe(u).c_str());
     // Streamed transposes (8192^2): tiles staged in scratch, written block by block from
     // registers, or in wide rows (1 KiB runs per output row), whichever this core and its
     // memory write faster.

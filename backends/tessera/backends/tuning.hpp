@@ -191,40 +191,68 @@ transpose_staging tune_transpose() {
 /// output's lines are (backends/host/transpose.hpp has the figures).
 using transpose_unaligned = backends::host::unaligned_block_store;
 
-/// The kernel later CPU transposes use for blocks whose output rows do not start on a line.
-inline transpose_unaligned transpose_unaligned_in_use() {
-  return backends::host::transpose_unaligned_setting().load();
+/// Where a transpose's output is taken to be, from its size: `cache` (under a third of the
+/// last-level cache) or `memory` (backends::host::output_place_of).
+using transpose_output_place = backends::host::transpose_output_place;
+
+/// The kernel of blocks whose output rows do not start on a line, for each output place.
+struct transpose_unaligned_choice {
+  transpose_unaligned cache = transpose_unaligned::strips;   ///< outputs the cache holds
+  transpose_unaligned memory = transpose_unaligned::strips;  ///< larger outputs
+  friend bool operator==(const transpose_unaligned_choice&,
+                         const transpose_unaligned_choice&) = default;
+};
+
+/// "K (outputs in cache), K' (larger outputs)", K the kernels' descriptions
+/// (backends::host::to_string).
+inline std::string describe(const transpose_unaligned_choice& c) {
+  return std::string(backends::host::to_string(c.cache)) + " (outputs in cache), " +
+         backends::host::to_string(c.memory) + " (larger outputs)";
 }
-/// Uses `s` for later CPU transposes' blocks whose output rows do not start on a line.
+
+/// The kernels later CPU transposes use for blocks whose output rows do not start on a line.
+inline transpose_unaligned_choice transpose_unaligned_in_use() {
+  namespace host = backends::host;
+  return {host::transpose_unaligned_setting(transpose_output_place::cache).load(),
+          host::transpose_unaligned_setting(transpose_output_place::memory).load()};
+}
+/// Uses `c` for later CPU transposes' blocks whose output rows do not start on a line.
+inline void set_transpose_unaligned(const transpose_unaligned_choice& c) {
+  namespace host = backends::host;
+  host::transpose_unaligned_setting(transpose_output_place::cache).store(c.cache);
+  host::transpose_unaligned_setting(transpose_output_place::memory).store(c.memory);
+}
+/// Uses `s` for every output place.
 inline void set_transpose_unaligned(transpose_unaligned s) {
-  backends::host::transpose_unaligned_setting().store(s);
+  set_transpose_unaligned(transpose_unaligned_choice{s, s});
 }
 /// Times float transposes whose output rows do not start on a line with every kernel
-/// (backends::host::unaligned_block_stores) where the output's lines are in each of three
-/// places, and uses the kernel whose slowest place is the least behind that place's fastest
-/// kernel (impl::least_behind_everywhere; kernels within 3 % of that are tied, and of them the
-/// one least behind on the whole wins, the earlier of the list on an exact tie): in L2, in the
-/// last-level cache and from memory. Each place times two transposes per run, so that no one
-/// shape's cache conflicts decide: an operand of s columns into output rows 1 float longer than
-/// whole lines and one of s - 16 columns into rows 7 floats longer. In L2 s is about sqrt(L2 /
-/// 32) (176 and 160 columns, 125 KB and 117 KB out with 1 MiB of L2, both written again and
-/// again), in the last-level cache about sqrt(2 L2 / 4) (720 and 704 columns, about 2 MB each,
-/// written again and again), and from memory the last-level cache's shapes with each run
-/// writing the next of enough outputs that about 1.5 times the last-level cache is written
-/// between two runs into one (at most 64 of each). Which place a transpose's output is in
-/// depends on the program around it, so the kernel is the one that is never far behind. With
-/// one shape a place (the first, s 256 in L2: operand rows 1 KiB apart) an x86-64-v3 build on
-/// a Zen 4 core had `halves` 0.82-0.84x the time of `strips` in L2 and `halves_prefetched`
-/// 0.93-0.95x from memory in some calls, so the rule picked `halves_prefetched` in 2 of 12
-/// calls, and tessera-peers' padded transpose (output in the last-level cache) then read 0.87x
-/// the best peer, 0.95-1.01x with `strips`. With both shapes `strips` in 10 of 10 (`halves`
-/// ties it in L2; native: 10 of 10 either way). Best of 10 each, then 20 alternated rounds,
-/// per place: about 0.1 s on that core (1 MiB of L2, 32 MiB of L3). Returns the kernel now in
-/// use; on a GPU mapping, or in builds where the choice does not apply (vectors under 32
-/// bytes), returns it untimed. Explicit: nothing calls it implicitly.
-/// \throws what allocating the arrays throws; the kernel in use before is then kept.
+/// (backends::host::unaligned_block_stores) and picks one kernel for each output place
+/// (transpose_output_place), each timed where it applies. Outputs in cache: two places, the
+/// output in L2 and in the last-level cache, both written again and again, and the kernel whose
+/// slowest place is the least behind that place's fastest kernel (impl::least_behind_everywhere;
+/// kernels within 3 % of that are tied, and of them the one least behind on both wins, the
+/// earlier of the list on an exact tie). Larger outputs: outputs about the last-level cache's
+/// size (at most 256 MiB), the fastest kernel. Each place times three transposes per run, so
+/// that no one shape's cache conflicts decide, with neither the operand's rows nor the output's
+/// on whole lines (the padded shapes the kernels are for): operands of s + 5, s - 11 and s + 3
+/// columns into output rows 1, 7 and 13 floats longer than whole lines (s a multiple of 16). In
+/// L2 s is about sqrt(L2 / 32) (176 with 1 MiB of L2: about 125 KB out each), in the last-level
+/// cache about sqrt(2 L2 / 4) (720: about 2 MB each; at most a sixth of the last-level cache),
+/// beyond it about sqrt(LLC / 4) (2896 with 32 MiB of L3: about 34 MB each). Which kernel is
+/// fastest varies with the shape: on a Zen 5 core (x86-64-v3, best of 30) `strips` wrote
+/// 721 x 725 at 78-79 GB/s read + written and `halves` at 72-73, but 727 x 709 at 57 against 65,
+/// and operand rows on whole lines favour `halves` (727 x 704: 57-67 against 69-80). With one
+/// kernel for every output, timed with two shapes of whole-line operand rows and, beyond the
+/// cache, 2 MB outputs rotated through 1.5 times it, that build picked `halves_prefetched`,
+/// and the 999 x 666 transpose (output in cache) took 85-98 us where `strips` took 69-70. Best
+/// of 10 each, then 20 alternated rounds, in cache (about 0.1 s); best of 2 and 4 rounds
+/// beyond it (about 0.4 s with 32 MiB of L3; six arrays of about the last-level cache's size).
+/// Returns the kernels now in use; on a GPU mapping, or in builds where the choice does not
+/// apply (vectors under 32 bytes), returns them untimed. Explicit: nothing calls it implicitly.
+/// \throws what allocating the arrays throws; the kernels in use before are then kept.
 ///         @pre Kokkos is initialized; not inside a parallel region.
-inline transpose_unaligned tune_transpose_unaligned() {
+inline transpose_unaligned_choice tune_transpose_unaligned() {
   const codegen::target target = backends::backend<execution_space>::make_target();
 #if defined(TESSERA_HOST_SHUFFLE)
   constexpr bool applies = backends::host::simd::bytes >= 32;
@@ -233,36 +261,35 @@ inline transpose_unaligned tune_transpose_unaligned() {
 #endif
   if (!applies || target.thread_per_logical) return transpose_unaligned_in_use();
   const std::size_t l2 = target.l2_bytes > 0 ? target.l2_bytes : std::size_t(1) << 20;
+  const std::size_t llc = std::max(backends::host::impl::memory_resident_min_bytes(), l2);
   auto side_of = [](double bytes) {
-    return std::max<index_type>(index_type(std::sqrt(bytes / sizeof(float))) / 16 * 16, 16);
+    return std::max<index_type>(index_type(std::sqrt(bytes / sizeof(float))) / 16 * 16, 32);
   };
-  const index_type small = side_of(double(l2) / 8), side = side_of(2.0 * double(l2));
+  const index_type small = side_of(double(l2) / 8),
+                   side = side_of(std::min(2.0 * double(l2), double(llc) / 6)),
+                   large = side_of(std::min(double(llc), double(std::size_t(256) << 20)));
   // The two shapes of a place of side s: (rows, columns) of the operand, (columns, rows) out.
   struct shape {
     index_type rows, cols;
   };
   const auto shapes_of = [](index_type s) {
-    return std::array<shape, 2>{shape{s + 1, s}, shape{s + 7, std::max<index_type>(s - 16, 16)}};
+    return std::array<shape, 3>{shape{s + 1, s + 5}, shape{s + 7, s - 11}, shape{s + 13, s + 3}};
   };
-  const std::array<shape, 2> small_shapes = shapes_of(small), shapes = shapes_of(side);
-  std::size_t run_bytes = 0;  // both outputs of one run in the last two places
-  for (const shape& s : shapes)
-    run_bytes += std::size_t(s.rows) * std::size_t(s.cols) * sizeof(float);
-  const std::size_t llc = std::max(backends::host::impl::memory_resident_min_bytes(), l2);
-  const std::size_t outputs = std::min<std::size_t>(64, 3 * llc / 2 / run_bytes + 2);
-  std::array<array<float, 2>, 2> a_small, t_small, a;
-  std::array<std::vector<array<float, 2>>, 2> t;
-  for (std::size_t i = 0; i < 2; ++i) {
-    a_small[i] = array<float, 2>(small_shapes[i].rows, small_shapes[i].cols);
-    t_small[i] = array<float, 2>(small_shapes[i].cols, small_shapes[i].rows);
-    a[i] = array<float, 2>(shapes[i].rows, shapes[i].cols);
-    a_small[i] = 1.f;
-    a[i] = 1.f;
-    t[i].reserve(outputs);
-    for (std::size_t k = 0; k < outputs; ++k) t[i].emplace_back(shapes[i].cols, shapes[i].rows);
-  }
+  struct place {
+    std::array<array<float, 2>, 3> in, out;
+    explicit place(const std::array<shape, 3>& shapes) {
+      for (std::size_t i = 0; i < 3; ++i) {
+        in[i] = array<float, 2>(shapes[i].rows, shapes[i].cols);
+        out[i] = array<float, 2>(shapes[i].cols, shapes[i].rows);
+        in[i] = 1.f;
+      }
+    }
+    void run() {
+      for (std::size_t i = 0; i < 3; ++i) out[i] = transpose(in[i]);
+    }
+  };
   struct restore {
-    transpose_unaligned before = transpose_unaligned_in_use();
+    transpose_unaligned_choice before = transpose_unaligned_in_use();
     bool done = false;
     ~restore() {
       if (!done) set_transpose_unaligned(before);
@@ -272,28 +299,22 @@ inline transpose_unaligned tune_transpose_unaligned() {
   const auto use = [](transpose_unaligned s) {
     set_transpose_unaligned(s);
   };
-  std::size_t next = 0;
-  const std::array<std::array<double, kernels.size()>, 3> seconds{
-      impl::best_seconds_of(
-          kernels, use,
-          [&] {
-            for (std::size_t i = 0; i < 2; ++i) t_small[i] = transpose(a_small[i]);
-          },
-          10, 20),
-      impl::best_seconds_of(
-          kernels, use,
-          [&] {
-            for (std::size_t i = 0; i < 2; ++i) t[i][0] = transpose(a[i]);
-          },
-          10, 20),
-      impl::best_seconds_of(
-          kernels, use,
-          [&] {
-            for (std::size_t i = 0; i < 2; ++i) t[i][next] = transpose(a[i]);
-            next = (next + 1) % outputs;
-          },
-          10, 20)};
-  const transpose_unaligned pick = kernels[impl::least_behind_everywhere(seconds)];
+  transpose_unaligned_choice pick;
+  {
+    place in_l2(shapes_of(small)), in_llc(shapes_of(side));
+    const std::array<std::array<double, kernels.size()>, 2> seconds{
+        impl::best_seconds_of(
+            kernels, use, [&] { in_l2.run(); }, 10, 20),
+        impl::best_seconds_of(
+            kernels, use, [&] { in_llc.run(); }, 10, 20)};
+    pick.cache = kernels[impl::least_behind_everywhere(seconds)];
+  }
+  {
+    place beyond(shapes_of(large));
+    const std::array<std::array<double, kernels.size()>, 1> seconds{impl::best_seconds_of(
+        kernels, use, [&] { beyond.run(); }, 2, 4)};
+    pick.memory = kernels[impl::least_behind_everywhere(seconds)];
+  }
   set_transpose_unaligned(pick);
   guard.done = true;
   return pick;

@@ -760,8 +760,13 @@ struct kernels {
         stream && th % B == 0 && sc.out_tile_bytes >= std::size_t(th) * std::size_t(tw) * sizeof(T);
     const index_type per = k.tiles_per_team, groups_i = (tiles_i + per - 1) / per;
     const index_type group = k.staged_row_group > 0 ? k.staged_row_group : tw;
-    // Blocks whose output rows do not start on a line: the kernel in use (read once a launch).
-    const unaligned_block_store unaligned = transpose_unaligned_setting().load();
+    // Blocks whose output rows do not start on a line: the kernel in use for an output of this
+    // size (read once a launch).
+    const unaligned_block_store unaligned =
+        transpose_unaligned_setting(
+            output_place_of(std::size_t(rows) * std::size_t(cols) * sizeof(T),
+                            impl::memory_resident_min_bytes()))
+            .load();
     // A plain transpose of an operand of the output's type: its full blocks go from registers
     // straight to their destination, no scratch bounce; where the plan says so
     // (staged_narrow_copy) its lines are copied directly.

@@ -359,12 +359,36 @@ inline const char* to_string(unaligned_block_store s) {
   return "?";
 }
 
+/// Where a CPU transpose's output lines are taken to be when its blocks are written, from the
+/// output's size: `cache` where the output is under a third of the last-level cache (written
+/// again, or read by the program around it, it stays there), else `memory`. The best kernel
+/// differs between the two (tessera::tune_transpose_unaligned times each where it applies):
+/// on a Zen 5 core (floats, alternated, best of 8; output rows 1 to 3 floats longer than the
+/// transpose, 32 MiB of L3) `strips` wrote 999 x 666 at 71-74 GB/s read + written against
+/// 58-65 for the others, 1201 x 1199 (5.8 MB out) 67-68 against 50-61 and 1501 x 1499 (9.0 MB)
+/// 48-50 against 44-51, where `halves` wrote 1801 x 1799 (13 MB) at 25-29 GB/s against 23-25,
+/// 2501 x 2499 (25 MB) 15-16 against 13 and 3537 x 3541 (50 MB) 14-15 against 13 (x86-64-v3 the
+/// same but for the gap: 1.0-1.1x).
+enum class transpose_output_place : unsigned char {
+  cache,   ///< an output under a third of the last-level cache
+  memory,  ///< larger outputs
+};
+
+/// The place of an output of `out_bytes` bytes with a last-level cache of `llc_bytes`.
+inline transpose_output_place output_place_of(std::size_t out_bytes, std::size_t llc_bytes) {
+  return out_bytes >= llc_bytes / 3 ? transpose_output_place::memory
+                                    : transpose_output_place::cache;
+}
+
 /// How CPU transposes launched from now on write blocks of 4-byte elements whose output rows do
-/// not start on a cache line (strips until tessera::set_transpose_unaligned changes it). Read
-/// once per launch; thread-safe; the values are the same either way.
-inline std::atomic<unaligned_block_store>& transpose_unaligned_setting() {
-  static std::atomic<unaligned_block_store> setting{unaligned_block_store::strips};
-  return setting;
+/// not start on a cache line, for outputs in `place` (strips until
+/// tessera::set_transpose_unaligned changes it). Read once per launch; thread-safe; the values
+/// are the same every way.
+inline std::atomic<unaligned_block_store>& transpose_unaligned_setting(
+    transpose_output_place place) {
+  static std::atomic<unaligned_block_store> cache{unaligned_block_store::strips},
+      memory{unaligned_block_store::strips};
+  return place == transpose_output_place::cache ? cache : memory;
 }
 
 /// True when every row of a block's output starts on a 64-byte line: `out` 64-byte aligned and
