@@ -437,6 +437,7 @@ TEST_CASE("CPU targets take their memory-size thresholds from this machine's las
   CHECK(t.row_prefetch_min_bytes == want);
   CHECK(t.reduction.memory_min_bytes == want);
   CHECK(t.reduction.prefetch_min_bytes == 2 * want);  // data of about L3's size partly hits
+  CHECK(t.reduction.memory_streams == 4);
   CHECK((t.streaming_store_min_bytes == want || t.streaming_store_min_bytes == 0));
   // An output of that size streams; one element less stays in cache.
   const long n = long(want / sizeof(float));

@@ -387,11 +387,23 @@ TEST_CASE(
   CHECK(tt::has(p.kernels[0].mapping, "prefetched") == prefetches);
   CHECK(plan(reduction::sum, a, reproducible).kernels.at(0).reduce_prefetch_bytes ==
         p.kernels[0].reduce_prefetch_bytes);
+  // One thread folds the input from memory in one run, cut into parts read as streams
+  // (reduce_streams; the array's parts read together, the expression's one after another:
+  // the same bits).
+  const bool one_run = p.kernels[0].inline_run && p.kernels[0].league_size > 1;
+  const int streams = from_memory && one_run ? t.reduction.memory_streams : 0;
+  CHECK(p.kernels[0].reduce_streams == streams);
+  CHECK(tt::has(p.kernels[0].mapping, "interleaved streams") == (streams > 1));
+  if (one_run) CHECK(bits(sum(a)) == bits(sum(a * 1.f)));
   if (from_memory && t.reduction.prefetch_min_bytes > t.reduction.memory_min_bytes) {
     const long m = long(t.reduction.memory_min_bytes / sizeof(float)) + 4099;
     const auto mid = make_array(extent<1>(m), std::vector<float>(v.begin(), v.begin() + m));
     CHECK(plan(reduction::sum, mid).kernels.at(0).reduce_from_memory);
     CHECK(plan(reduction::sum, mid).kernels.at(0).reduce_prefetch_bytes == 0);
+    CHECK(plan(reduction::sum, mid).kernels.at(0).reduce_streams == streams);
+    if (one_run) CHECK(bits(sum(mid)) == bits(sum(mid * 1.f)));
+    const reference rm = exact_sum(std::vector<float>(v.begin(), v.begin() + m));
+    CHECK(std::fabs(double(sum(mid)) - double(rm.sum)) <= sum_tolerance<float>(rm));
   }
   const auto small = make_array(extent<1>(4099), hashed_data(4099));
   CHECK_FALSE(plan(reduction::sum, small).kernels.at(0).reduce_from_memory);
@@ -412,6 +424,7 @@ TEST_CASE(
   const std::vector<float> v2(v.begin(), v.begin() + rows * cols);
   const auto a2 = make_array(extent<2>(rows, cols), v2);
   CHECK(bits(sum(a2, reproducible)) == bits(sum(a2 * 1.f, reproducible)));
+  if (one_run) CHECK(bits(sum(a2)) == bits(sum(a2 * 1.f)));
   const reference r2 = exact_sum(v2);
   CHECK(std::fabs(double(sum(a2)) - double(r2.sum)) <= sum_tolerance<float>(r2));
 }

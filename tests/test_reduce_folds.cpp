@@ -112,6 +112,59 @@ TEST_CASE("float blocks folded into double lanes in vector registers give the ru
   check_block_fold_widening<K, 2 * L>();
 }
 
+// CPU backends fold several runs from memory at once (block_fold_streams: S streams in
+// flight): each run gets the bits block_fold gives it alone, from memory, and the rule's
+// steps: the float tree per lane, converted and added into the lane, block after block.
+template <int K, int L, int S, class Space = Kokkos::DefaultHostExecutionSpace>
+void check_block_fold_streams() {
+  if constexpr (backends::impl::has_block_fold_streams<Space, float, double, K, L>) {
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    std::uniform_int_distribution<int> e(-20, 20);
+    for (long groups : {0L, 1L, 3L, 64L}) {
+      CAPTURE(groups);
+      const long len = groups * K * L;
+      // The runs 5 elements apart beyond their ends: loads off a line as well.
+      std::vector<float> x(static_cast<std::size_t>(S * (len + 5)));
+      for (auto& v : x) v = std::ldexp(u(tt::rng()), e(tt::rng()));
+      std::array<std::array<double, L>, S> got, alone, want;
+      const float* at[S];
+      double* acc[S];
+      for (int s = 0; s < S; ++s) {
+        for (auto& a : got[std::size_t(s)]) a = std::ldexp(double(u(tt::rng())), 10);
+        alone[std::size_t(s)] = want[std::size_t(s)] = got[std::size_t(s)];
+        at[s] = x.data() + s * (len + 5);
+        acc[s] = got[std::size_t(s)].data();
+        for (long g = 0; g < groups; ++g)
+          for (int l = 0; l < L; ++l)
+            want[std::size_t(s)][std::size_t(l)] +=
+                double(lane_tree<L>(at[s] + g * K * L, l, 0, K));
+        backends::backend<Space>::template block_fold<K, L>(
+            at[s], len, alone[std::size_t(s)].data(), index_type(0), true);
+      }
+      backends::backend<Space>::template block_fold_streams<K, L, S>(at, groups, acc);
+      for (int s = 0; s < S; ++s)
+        for (int l = 0; l < L; ++l) {
+          CAPTURE(s);
+          CAPTURE(l);
+          const double g = got[std::size_t(s)][std::size_t(l)];
+          CHECK(std::memcmp(&g, &alone[std::size_t(s)][std::size_t(l)], sizeof(double)) == 0);
+          CHECK(std::memcmp(&g, &want[std::size_t(s)][std::size_t(l)], sizeof(double)) == 0);
+        }
+    }
+  } else {
+    MESSAGE("this host backend folds runs one at a time (no multi-stream fold)");
+  }
+}
+
+TEST_CASE("float runs folded together as streams give each run's bits") {
+  constexpr int L = backends::impl::widening_sum_rule<float>::lanes;
+  constexpr int K = backends::impl::widening_sum_rule<float>::block;
+  check_block_fold_streams<K, L, 2>();
+  check_block_fold_streams<K, L, 4>();
+  check_block_fold_streams<K, L, 8>();
+  check_block_fold_streams<K / 2, L, 4>();
+}
+
 // The chunk fold takes the row-major range [lo, hi) of a rank-2 or rank-3 operand as one run,
 // the association of a rank-1 array of the same elements: host backends fold arrays without
 // gaps in one call of their vector folds (block_fold, block_fold_two_sum, op_fold), sections a
@@ -266,6 +319,76 @@ TEST_CASE("rank 2 and 3: arrays, sections and expressions fold to the bits of ra
   check_rows_folds<float>(op_rule<float, plus<float>>{});  // rounding: the order shows
   check_rows_folds<int>(op_rule<int, ops::max>{});
   check_rows_folds<short>(op_rule<short, plus<short>>{});
+}
+
+// A fold cut into parts read as streams (chunk_folder::fold_streams, kernel_plan::
+// reduce_streams): the parts' folds merged in order, bit for bit, whether the parts are read
+// together (an array without gaps, no prefetch), one after another (prefetching; in cache), or
+// through a section or rank 2; one part where the parts would hold fewer than two blocks, where
+// the number of streams is not 2, 4 or 8, and for rules without streams (a double sum).
+template <class T, class Rule, class Space = Kokkos::DefaultHostExecutionSpace>
+void check_fold_streams(const Rule& rule) {
+  using namespace backends::impl;
+  using raw1 = raw_operand<T, 1>;
+  using raw2 = raw_operand<T, 2>;
+  using folder1 = chunk_folder<Space, raw1, Rule>;
+  constexpr index_type G = index_type(Rule::lanes) * (Rule::block > 1 ? Rule::block : 1);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::uniform_int_distribution<int> e(-12, 12);
+  for (const int streams : {1, 2, 3, 4, 8}) {
+    std::vector<index_type> sizes = {2 * G * streams - 1, 2 * G * streams, 2 * G * streams + 5,
+                                     3 * G * streams + G / 2 + 7, 8 * G * streams + 13};
+    sizes.push_back(tt::random_size(1, 40 * G));
+    for (const index_type n : sizes) {
+      CAPTURE(streams);
+      CAPTURE(n);
+      // Rows of 13 with a gap of 3 (a section), holding the same n' = n / 13 * 13 elements.
+      const index_type cols = 13, rows = n / cols, m = rows * cols;
+      std::vector<T> flat(static_cast<std::size_t>(n)), gapped(std::size_t(rows * (cols + 3)));
+      for (auto& v : flat) v = T(std::ldexp(u(tt::rng()), e(tt::rng())));
+      for (index_type i = 0; i < rows; ++i)
+        for (index_type j = 0; j < cols; ++j)
+          gapped[std::size_t(i * (cols + 3) + j)] = flat[std::size_t(i * cols + j)];
+      // What fold_streams promises: the parts of [lo, hi), each folded alone, merged in order.
+      auto parts = [&](index_type lo, index_type hi) {
+        const folder1 f{raw1{{flat.data(), {1}}}, rule, extent<1>(n)};
+        const index_type per = (hi - lo) / streams / G * G;
+        if (!folder1::streams_rule || (streams != 2 && streams != 4 && streams != 8) || per < 2 * G)
+          return f.fold(lo, hi);
+        auto a = f.fold(lo, lo + per);
+        for (int s = 1; s < streams; ++s)
+          rule.merge(a, f.fold(lo + s * per, s + 1 < streams ? lo + (s + 1) * per : hi));
+        return a;
+      };
+      for (const auto& mode :
+           {std::pair<index_type, bool>{0, true}, std::pair<index_type, bool>{256, true},
+            std::pair<index_type, bool>{0, false}}) {
+        const index_type ahead = mode.first;
+        const bool from_memory = mode.second;
+        CAPTURE(ahead);
+        CAPTURE(from_memory);
+        const folder1 f1{raw1{{flat.data(), {1}}}, rule, extent<1>(n), ahead, from_memory};
+        CHECK(same_acc(f1.fold_streams(0, n, streams), parts(0, n)));
+        if (n > 5) CHECK(same_acc(f1.fold_streams(3, n - 2, streams), parts(3, n - 2)));
+        if (m == 0) continue;
+        const extent<2> x(rows, cols);
+        const chunk_folder<Space, raw2, Rule> dense{raw2{{flat.data(), {cols, 1}}}, rule, x, ahead,
+                                                    from_memory};
+        const chunk_folder<Space, raw2, Rule> section{raw2{{gapped.data(), {cols + 3, 1}}}, rule, x,
+                                                      ahead, from_memory};
+        CHECK(same_acc(dense.fold_streams(0, m, streams), parts(0, m)));
+        CHECK(same_acc(section.fold_streams(0, m, streams), parts(0, m)));
+      }
+    }
+  }
+}
+
+TEST_CASE("a sum cut into parts read as streams folds to its parts' bits, merged in order") {
+  using namespace backends::impl;
+  CHECK(chunk_folder<Kokkos::DefaultHostExecutionSpace, raw_operand<double, 1>,
+                     compensated_sum_rule<double>>::streams_rule == false);
+  check_fold_streams<float>(widening_sum_rule<float>{});
+  check_fold_streams<double>(compensated_sum_rule<double>{});
 }
 
 #endif  // !__CUDACC__ && !__HIPCC__

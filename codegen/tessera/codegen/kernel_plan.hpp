@@ -213,6 +213,11 @@ struct kernel_plan {
   /// reduction on a CPU: each cache line of the input is prefetched this many bytes ahead
   /// into L2 (0: not; only where reduce_from_memory)
   int reduce_prefetch_bytes = 0;
+  /// reduction from memory in one run (one thread): the run is cut into this many parts of
+  /// whole blocks (the last takes the rest), each folded as a run of its own, the parts read
+  /// block by block in turn (interleaved streams) and their results merged in order (0 or 1:
+  /// one part)
+  int reduce_streams = 0;
   /// the kernel runs on the calling thread, without a Kokkos launch (a small kernel on a host
   /// backend): a reduction of few chunks (target::reduction.inline_fold_chunks) or on one
   /// thread folds them in order, a small scan (target::scan.inline_elements) scans in order;

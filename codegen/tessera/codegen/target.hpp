@@ -141,6 +141,9 @@ struct reduction_options {
   std::size_t memory_min_bytes = 0;
   std::size_t prefetch_min_bytes = 0;
   int prefetch_bytes = 0;
+  /// CPUs: a fold from memory in one run (one thread) is cut into this many parts, read as
+  /// interleaved streams (kernel_plan::reduce_streams; 0 or 1: one part).
+  int memory_streams = 0;
 };
 
 /// Prefix scans along a dimension (kernel_family::scan).

@@ -226,6 +226,55 @@ struct kernels {
        ...);
     (simd::store(acc + R * W, r[R]), ...);
   }
+  /// block_tree<K, L, L> of the blocks at p[s] + off for every s < S at once (out[s]: the same
+  /// additions), each level's loads taken from the S streams in turn, so that S streams from
+  /// memory are in flight together.
+  template <int K, int L, int S, class T, class V>
+  TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void block_tree_streams(
+      const T* const (&p)[S], index_type off, V (&out)[S]) {
+    if constexpr (K == 1) {
+      for (int s = 0; s < S; ++s) out[s] = simd::load<V>(p[s] + off);
+    } else {
+      V a[S], b[S];
+      block_tree_streams<K / 2, L, S>(p, off, a);
+      if constexpr (K / 2 * L * S * int(sizeof(T)) >= load_run * simd::bytes) simd::order_loads();
+      block_tree_streams<K / 2, L, S>(p, off + K / 2 * L, b);
+      for (int s = 0; s < S; ++s) out[s] = a[s] + b[s];
+    }
+  }
+  /// block_fold of S runs from memory at once: for each s < S the `groups` blocks of K x L
+  /// elements at p[s] folded into acc[s][0..L) as block_fold(p[s], groups K L, acc[s], 0, true)
+  /// folds them (the tree on the adders, each block's lane sums converted to A and added, block
+  /// after block: the same additions, so the same bits), the S runs' blocks read together,
+  /// block g of each before block g + 1 (block_tree_streams): one core reads several streams
+  /// from memory faster than one (backends/host/backend.hpp).
+  /// \tparam K power of two  \tparam L lanes, a multiple of the target's lanes of A
+  template <int K, int L, int S, class T, class A>
+  requires(simd::bytes > 0 && std::is_arithmetic_v<T> && std::is_arithmetic_v<A> &&
+           simd::lanes<A> > 1 &&
+           L % simd::lanes<A> == 0) TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE
+      static void block_fold_streams(const T* const (&p)[S], index_type groups,
+                                     A* const (&acc)[S]) {
+    constexpr int W = simd::lanes<A>;
+    constexpr int NR = L / W;
+    using AV = simd::vec<A, W>;
+    AV r[S][NR];
+    for (int s = 0; s < S; ++s)
+      for (int k = 0; k < NR; ++k) r[s][k] = simd::load<AV>(acc[s] + k * W);
+    for (index_type g = 0; g < groups; ++g) {
+      simd::vec<T, L> t[S];
+      block_tree_streams<K, L, S>(p, g * K * L, t);
+      for (int s = 0; s < S; ++s) widen_into<A, W>(t[s], r[s], std::make_index_sequence<NR>{});
+    }
+    for (int s = 0; s < S; ++s)
+      for (int k = 0; k < NR; ++k) simd::store(acc[s] + k * W, r[s][k]);
+  }
+  /// r[R] += the lanes [R W, (R + 1) W) of t, converted to the accumulators' type.
+  template <class A, int W, class TV, class AV, int NR, std::size_t... R>
+  TESSERA_SIMD_FULL_WIDTH TESSERA_HOST_FORCEINLINE static void widen_into(
+      const TV& t, AV (&r)[NR], std::index_sequence<R...>) {
+    ((r[R] += simd::widen<A>(lanes_of<R * W, W>(t, std::make_index_sequence<W>{}))), ...);
+  }
   /// Compensated lanes: folds the run of n elements at p into the lanes (s[l], c[l]) as the
   /// chunk fold reads a run: its n / (K L) blocks (block_sums' trees; K = 1: one element per
   /// lane), each block's L lane sums added by TwoSum, lane by lane, block after block; then its

@@ -193,6 +193,20 @@ concept has_block_fold = requires(const T* p, A* acc) {
   backend<Space>::template block_fold<K, L>(p, index_type{}, acc, index_type{});
 };
 
+/// True when the backend of Space folds S runs from memory at once into accumulator lanes
+/// (block_fold_streams<K, L, S>(const T* const (&p)[S], index_type groups, A* const (&acc)[S]):
+/// the groups blocks of K x L elements at each p[s], as block_fold folds them from memory).
+template <class Space, class T, class A, int K, int L>
+concept has_block_fold_streams = requires(const T* const (&p)[2], A* const (&acc)[2]) {
+  backend<Space>::template block_fold_streams<K, L, 2>(p, index_type{}, acc);
+};
+
+/// Rules whose lanes start from an identity (rule.identity()), not from the first elements.
+template <class R>
+concept rule_with_identity = requires(const R& r) {
+  r.identity();
+};
+
 /// True when the host can read Space's memory (the CPU backends and the GPU emulation). A
 /// variable, not a function: device passes call no host function from fold().
 template <class Space, class = void>
@@ -676,6 +690,78 @@ struct chunk_folder {
       for (int l = 0; q < cnt; ++q, ++l) lanes.step(rule, l, get(j0 + q));
     });
     return lanes.combine(rule);
+  }
+
+  /// Whether fold_streams cuts its range into parts for Rule: sums whose lanes the backend
+  /// folds from several streams at once (block_fold_streams). Other rules fold one run.
+  static constexpr bool streams_rule =
+      rule_with_identity<Rule> && lane_add_rule<Rule> &&
+      has_block_fold_streams<Space, value_type, acc_type, (Rule::block > 1 ? Rule::block : 1), L>;
+
+  /// The fold of [lo, hi) cut into `streams` parts (kernel_plan::reduce_streams; 2, 4 or 8):
+  /// parts [lo + s per, lo + (s + 1) per) of per = (hi - lo) / streams elements rounded down
+  /// to whole groups of Rule::block x L, the last part to hi, each folded as fold() folds a
+  /// run, their results merged in order (part 0 first). Deterministic: depends only on lo, hi,
+  /// streams and the data; every operand of the same values gives the same bits. Raw operands
+  /// without gaps, folded without a prefetch, read the parts' blocks together (the backend's
+  /// block_fold_streams: that many streams from memory, which one core reads faster than one);
+  /// other operands fold the parts one after another. Rules other than streams_rule, another
+  /// number of streams or fewer than two whole groups a part: fold(lo, hi).
+  TESSERA_REDUCE_OUTLINE KOKKOS_INLINE_FUNCTION acc_type fold_streams(index_type lo, index_type hi,
+                                                                      int streams) const {
+    if constexpr (!streams_rule) {
+      (void)streams;
+      return fold(lo, hi);
+    } else {
+      constexpr int K = Rule::block > 1 ? Rule::block : 1;
+      constexpr index_type G = index_type(K) * L;
+      if (streams != 2 && streams != 4 && streams != 8) return fold(lo, hi);
+      const index_type per = (hi - lo) / streams / G * G;
+      if (per < 2 * G) return fold(lo, hi);
+      if constexpr (is_raw_operand<E> && host_readable_space<Space>) {
+        const value_type* p = nullptr;
+        if constexpr (N == 1)
+          p = e.run();
+        else if (contiguous())
+          p = e.r.p;
+        if (p != nullptr && prefetch == 0 && from_memory) {
+          // fold()'s steps on each part (lanes cleared, the part one contiguous run: its whole
+          // groups, then the last part's rest), the parts' groups read together.
+          lane_block<Rule, L> lanes[8];
+          for (int s = 0; s < streams; ++s) {
+            TESSERA_REDUCE_UNROLL
+            for (int l = 0; l < L; ++l) lanes[s].clear(rule, l);
+          }
+          auto together = [&](auto count) {
+            constexpr int S = decltype(count)::value;
+            const value_type* at[S];
+            acc_type* acc[S];
+            for (int s = 0; s < S; ++s) {
+              at[s] = p + lo + s * per;
+              acc[s] = lanes[s].a;
+            }
+            backend<Space>::template block_fold_streams<K, L, S>(at, per / G, acc);
+          };
+          if (streams == 2)
+            together(std::integral_constant<int, 2>{});
+          else if (streams == 4)
+            together(std::integral_constant<int, 4>{});
+          else
+            together(std::integral_constant<int, 8>{});
+          const index_type rest = lo + index_type(streams) * per;
+          if (rest < hi)
+            backend<Space>::template block_fold<K, L, true, true>(
+                p + rest, hi - rest, lanes[streams - 1].a, index_type(0), from_memory);
+          acc_type a = lanes[0].combine(rule);
+          for (int s = 1; s < streams; ++s) rule.merge(a, lanes[s].combine(rule));
+          return a;
+        }
+      }
+      acc_type a = fold(lo, lo + per);
+      for (int s = 1; s < streams; ++s)
+        rule.merge(a, fold(lo + s * per, s + 1 < streams ? lo + (s + 1) * per : hi));
+      return a;
+    }
   }
 };
 

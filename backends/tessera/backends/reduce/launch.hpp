@@ -205,7 +205,8 @@ typename Rule::acc_type fold_all_direct(const Space& exec, const codegen::kernel
   if constexpr (host_readable_space<Space>) {
     if (k.inline_run) {
       tessera::impl::fence(exec);  // earlier kernels on exec may still write the operand
-      return folder{e, rule, x, prefetch_elements<folder>(k), k.reduce_from_memory}.fold(0, n);
+      const folder f{e, rule, x, prefetch_elements<folder>(k), k.reduce_from_memory};
+      return k.reduce_streams > 1 ? f.fold_streams(0, n, k.reduce_streams) : f.fold(0, n);
     }
   }
   partial_fold<typename Rule::acc_type> result{};

@@ -69,6 +69,12 @@ TESSERA_PLANNER_LINKAGE kernel_plan plan_reduction(const reduction_desc& d, cons
       std::uint64_t(d.elements) * std::uint64_t(d.elem_bytes) >= t.reduction.memory_min_bytes) {
     k.reduce_from_memory = true;
     k.mapping += "; the input comes from memory: blocks read in address order";
+    if (one_run && t.reduction.memory_streams > 1) {
+      k.reduce_streams = t.reduction.memory_streams;
+      k.mapping += " as " + std::to_string(k.reduce_streams) +
+                   " interleaved streams (the run cut into as many parts, each folded on its own, "
+                   "their results merged in order)";
+    }
     if (t.reduction.prefetch_bytes > 0 &&
         std::uint64_t(d.elements) * std::uint64_t(d.elem_bytes) >= t.reduction.prefetch_min_bytes) {
       k.reduce_prefetch_bytes = t.reduction.prefetch_bytes;
