@@ -53,7 +53,7 @@ inline options parse(CLI::App& app, int argc, char** argv) {
   app.add_flag("!--no-tune", o.tune,
                "keep the CPU kernels' default prefetch and transpose choices (by default the "
                "tour first times them on this machine with tessera::tune_prefetch and "
-               "tessera::tune_transpose_unaligned and tessera::tune_transpose, 3-4 s)");
+               "tessera::tune_transpose_unaligned and tessera::tune_transpose, 5-6 s)");
   app.add_option("--json", o.json, "write the results as JSON to this path");
   app.add_option("--plot", o.plot, "draw speedup vs Eigen (log scale) to PATH.svg or PATH.png");
   app.allow_extras();
