@@ -268,7 +268,7 @@ inline transpose_unaligned_choice tune_transpose_unaligned() {
   const index_type small = side_of(double(l2) / 8),
                    side = side_of(std::min(2.0 * double(l2), double(llc) / 6)),
                    large = side_of(std::min(double(llc), double(std::size_t(256) << 20)));
-  // The two shapes of a place of side s: (rows, columns) of the operand, (columns, rows) out.
+  // The three shapes of a place of side s: (rows, columns) of the operand, (columns, rows) out.
   struct shape {
     index_type rows, cols;
   };
