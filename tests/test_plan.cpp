@@ -713,3 +713,70 @@ TEST_CASE("plan cache: overlapping sections in arrays of other widths get plans 
     CHECK(codegen::fingerprint(e, &dst) != codegen::fingerprint(e2, &dst));
   }
 }
+
+// The plan of a whole-array reduction on a CPU target: data of at least memory_min_bytes comes
+// from memory, and from prefetch_min_bytes on its lines are prefetched; one thread reads a fold
+// that takes streams (reduction_desc::streams) as memory_streams parts, and the parts read
+// together take no prefetch (the distance stays for parts read one after another); reproducible
+// sums read that many consecutive chunks an iteration. Folds without streams (compensated
+// double sums), several threads and GPU targets: none.
+TEST_CASE("plan_reduction: streams only for folds that take them, in one run, without a prefetch") {
+  codegen::target t;
+  t.concurrency = 1;
+  t.reduction.chunk = 1 << 16;
+  t.reduction.reproducible_chunk = 1 << 14;
+  t.reduction.inline_fold_chunks = 4;
+  t.reduction.memory_min_bytes = std::size_t{1} << 20;
+  t.reduction.prefetch_min_bytes = std::size_t{2} << 20;
+  t.reduction.prefetch_bytes = 4096;
+  t.reduction.memory_streams = 4;
+  codegen::reduction_desc d;
+  d.name = "sum";
+  d.dtype = "float";
+  d.elem_bytes = 4;
+  d.accumulation = "blocks of 16, then double lanes";
+  d.lanes = 16;
+  const std::int64_t sizes[] = {1 << 17, (1 << 18) - 1, 1 << 18, (1 << 19) + 7, 1 << 20};
+  for (const std::int64_t n : sizes)
+    for (const bool streams : {false, true}) {
+      CAPTURE(n);
+      CAPTURE(streams);
+      d.elements = n;
+      d.streams = streams;
+      const bool from_memory = n * 4 >= (1 << 20), prefetch = n * 4 >= (2 << 20);
+      const codegen::kernel_plan k = codegen::plan_reduction(d, t);
+      CHECK(k.inline_run);
+      CHECK(k.reduce_from_memory == from_memory);
+      CHECK(k.reduce_streams == (from_memory && streams ? 4 : 0));
+      CHECK(k.reduce_prefetch_bytes == (prefetch ? 4096 : 0));
+      CHECK(tt::has(k.mapping, "4 interleaved streams") == (from_memory && streams));
+      CHECK(tt::has(k.mapping, "prefetched 4096 B ahead") == prefetch);
+      CHECK(tt::has(k.mapping, "where the parts are read one after another") ==
+            (prefetch && streams));
+    }
+  d.elements = 1 << 20;
+  d.streams = true;
+  t.reduction.memory_streams = 0;  // a target without streams
+  CHECK(codegen::plan_reduction(d, t).reduce_streams == 0);
+  t.reduction.memory_streams = 4;
+  t.concurrency = 2;  // chunks on several threads, each one stream
+  CHECK_FALSE(codegen::plan_reduction(d, t).inline_run);
+  CHECK(codegen::plan_reduction(d, t).reduce_streams == 0);
+  CHECK(codegen::plan_reduction(d, t).reduce_prefetch_bytes == 4096);
+  t.concurrency = 1;
+  d.reproducible = true;  // fixed chunks: four consecutive ones an iteration, each its partial
+  CHECK(codegen::plan_reduction(d, t).reduce_streams == 4);
+  CHECK(tt::has(codegen::plan_reduction(d, t).mapping, "4 consecutive chunks an iteration"));
+  CHECK(codegen::plan_reduction(d, t).reduce_from_memory);
+  d.streams = false;
+  CHECK(codegen::plan_reduction(d, t).reduce_streams == 0);
+  d.streams = true;
+  t.concurrency = 2;
+  CHECK(codegen::plan_reduction(d, t).reduce_streams == 0);
+  t.concurrency = 1;
+  t.reduction.interleaved_reproducible = true;  // a GPU's interleaved chunks
+  CHECK(codegen::plan_reduction(d, t).reduce_streams == 0);
+  t.reduction.interleaved_reproducible = false;
+  d.elements = (1 << 18) - 1;  // in cache
+  CHECK(codegen::plan_reduction(d, t).reduce_streams == 0);
+}

@@ -394,7 +394,15 @@ TEST_CASE(
   const int streams = from_memory && one_run ? t.reduction.memory_streams : 0;
   CHECK(p.kernels[0].reduce_streams == streams);
   CHECK(tt::has(p.kernels[0].mapping, "interleaved streams") == (streams > 1));
+  // Streams take no prefetch: the plan keeps its distance for parts read one after another.
+  CHECK(tt::has(p.kernels[0].mapping, "where the parts are read one after another") ==
+        (streams > 1 && prefetches));
   if (one_run) CHECK(bits(sum(a)) == bits(sum(a * 1.f)));
+  // Reproducible on one thread: as many consecutive chunks an iteration, read together by the
+  // array (its last chunks, fewer and one short, one after another), each to its own partial.
+  const auto pr = plan(reduction::sum, a, reproducible).kernels.at(0);
+  CHECK(pr.reduce_streams == streams);
+  CHECK(tt::has(pr.mapping, "consecutive chunks an iteration") == (streams > 1));
   if (from_memory && t.reduction.prefetch_min_bytes > t.reduction.memory_min_bytes) {
     const long m = long(t.reduction.memory_min_bytes / sizeof(float)) + 4099;
     const auto mid = make_array(extent<1>(m), std::vector<float>(v.begin(), v.begin() + m));
@@ -414,6 +422,9 @@ TEST_CASE(
   if (from_memory) vd.resize(t.reduction.memory_min_bytes / sizeof(double) + 4099, 0.25);
   const auto ad = make_array(extent<1>(long(vd.size())), vd);
   CHECK(plan(reduction::sum, ad).kernels.at(0).reduce_from_memory == from_memory);
+  // Compensated lanes fold one run: no streams in the plan, whatever the size.
+  CHECK(plan(reduction::sum, ad).kernels.at(0).reduce_streams == 0);
+  CHECK_FALSE(tt::has(plan(reduction::sum, ad).kernels.at(0).mapping, "interleaved streams"));
   CHECK(bits(sum(ad, reproducible)) == bits(sum(ad * 1.0, reproducible)));
   const auto ads = make_array(extent<1>(4099), std::vector<double>(vd.begin(), vd.begin() + 4099));
   CHECK(bits(sum(ads, reproducible)) == bits(sum(ads * 1.0, reproducible)));

@@ -323,9 +323,11 @@ TEST_CASE("rank 2 and 3: arrays, sections and expressions fold to the bits of ra
 
 // A fold cut into parts read as streams (chunk_folder::fold_streams, kernel_plan::
 // reduce_streams): the parts' folds merged in order, bit for bit, whether the parts are read
-// together (an array without gaps, no prefetch), one after another (prefetching; in cache), or
-// through a section or rank 2; one part where the parts would hold fewer than two blocks, where
-// the number of streams is not 2, 4 or 8, and for rules without streams (a double sum).
+// together (an array without gaps from memory, prefetching or not: the streams take no
+// prefetch), one after another (in cache), or through a section or rank 2; one part where the parts
+// would hold fewer than two blocks, where the number of streams is not 2, 4 or 8, and for rules
+// without streams (a double sum). The same for fold_ranges, the reproducible mode's consecutive
+// chunks an iteration.
 template <class T, class Rule, class Space = Kokkos::DefaultHostExecutionSpace>
 void check_fold_streams(const Rule& rule) {
   using namespace backends::impl;
@@ -378,6 +380,26 @@ void check_fold_streams(const Rule& rule) {
                                                       ahead, from_memory};
         CHECK(same_acc(dense.fold_streams(0, m, streams), parts(0, m)));
         CHECK(same_acc(section.fold_streams(0, m, streams), parts(0, m)));
+        // fold_ranges (the reproducible mode's chunks, `streams` an iteration): each range's
+        // fold, whether read together (whole groups, all before hi) or not.
+        for (const index_type len : {G, 2 * G, G + 5}) {
+          const int count = int(std::min<index_type>(streams, (m + len - 1) / len));
+          for (const index_type hi : {m, std::min(m, count * len), std::min(m, count * len - 3)}) {
+            CAPTURE(len);
+            CAPTURE(hi);
+            if (hi <= (count - 1) * len) continue;  // every range non-empty
+            typename Rule::acc_type want[8], got[8], got2[8], got3[8];
+            for (int i = 0; i < count; ++i) want[i] = f1.fold(i * len, std::min(hi, (i + 1) * len));
+            f1.fold_ranges(0, len, count, hi, got);
+            dense.fold_ranges(0, len, count, hi, got2);
+            section.fold_ranges(0, len, count, hi, got3);
+            for (int i = 0; i < count; ++i) {
+              CHECK(same_acc(got[i], want[i]));
+              CHECK(same_acc(got2[i], want[i]));
+              CHECK(same_acc(got3[i], want[i]));
+            }
+          }
+        }
       }
     }
   }
@@ -387,6 +409,13 @@ TEST_CASE("a sum cut into parts read as streams folds to its parts' bits, merged
   using namespace backends::impl;
   CHECK(chunk_folder<Kokkos::DefaultHostExecutionSpace, raw_operand<double, 1>,
                      compensated_sum_rule<double>>::streams_rule == false);
+  // The plan asks for streams exactly where the fold takes them (reduction_desc::streams).
+  using host = Kokkos::DefaultHostExecutionSpace;
+  CHECK_FALSE(folds_streams<host, double, compensated_sum_rule<double>>);
+  CHECK(folds_streams<host, float, widening_sum_rule<float>> ==
+        chunk_folder<host, raw_operand<float, 1>, widening_sum_rule<float>>::streams_rule);
+  CHECK(folds_streams<host, float, widening_sum_rule<float>> ==
+        has_block_fold_streams<host, float, double, 16, 16>);
   check_fold_streams<float>(widening_sum_rule<float>{});
   check_fold_streams<double>(compensated_sum_rule<double>{});
 }

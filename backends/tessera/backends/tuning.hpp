@@ -331,7 +331,8 @@ struct prefetch_tuning {
   std::array<bool, codegen::tile_rows_classes> tile_reduce{true, true, true, true};
   /// Folds from memory (sum, mean, min, ... of inputs larger than the last-level cache): bytes
   /// each input line is prefetched ahead into L2; 0 none; -1 the rule (4 KiB in builds with
-  /// 512-bit vectors, none in narrower ones).
+  /// 512-bit vectors, none in narrower ones). Float sums of memory without gaps on one thread
+  /// read several streams instead and take none (kernel_plan::reduce_streams).
   int reduce_bytes = -1;
   /// tile_reduce: how many more times (0-3) its lines are halved than the cache rule halves
   /// them, per height class (while a line still holds a tile row and one vector; the prefetch
@@ -405,7 +406,8 @@ inline std::string describe(const prefetch_tuning& p) {
 /// faster than the rule's: tile_mean
 /// of R x R tiles for R = 2, 4, 8, 16 (one per height class) over a square array of T four
 /// times the last-level cache (5808^2 floats, 129 MiB, with 32 MiB of L3: the 2x2 means' output
-/// streams, as a large caller's does), and a sum over
+/// streams, as a large caller's does), and a sum of doubles (the folds that read one stream:
+/// a float sum reads streams, never prefetched) over
 /// 32 times it (at most 1 GiB) of plain memory (an array_view of new[]'s: 4 KiB pages, as
 /// callers' data usually has), on the default execution space (best of 5 each way, then 4
 /// alternated rounds; the sum best of 3, then 4). A choice leaves the rule only where the other
@@ -508,15 +510,19 @@ prefetch_tuning tune_prefetch() {
     // margin (the rule kept then), 2^28 (1 GiB) 1.06-1.13x in six (another Zen 5 core; a
     // Tessera array of 2^28 floats there: 0.98-1.10x, and 0.90-0.92x Eigen's sum with the
     // prefetch against 1.00-1.02x without, alternated in one process, best of 25).
+    // Timed on doubles: their compensated sum reads one stream and takes the prefetch, where
+    // a float sum of memory without gaps reads four streams instead (kernel_plan::
+    // reduce_streams) and never prefetches; timing it compared one code with itself.
+    using D = double;
     const std::size_t n = std::size_t(
-        std::min(32.0 * double(target.row_prefetch_min_bytes), double(1ll << 30)) / sizeof(T));
-    const std::unique_ptr<T[]> plain(new T[n]);
-    std::fill_n(plain.get(), n, T(1));
-    const array_view<const T, 1> v(extent<1>(index_type(n)), plain.get());
+        std::min(32.0 * double(target.row_prefetch_min_bytes), double(1ll << 30)) / sizeof(D));
+    const std::unique_ptr<D[]> plain(new D[n]);
+    std::fill_n(plain.get(), n, D(1));
+    const array_view<const D, 1> v(extent<1>(index_type(n)), plain.get());
     prefetch_tuning with = pick, without = pick;
     with.reduce_bytes = backends::host::reduce_prefetch_bytes;
     without.reduce_bytes = 0;
-    volatile T sink = T(0);
+    volatile D sink = D(0);
     const auto [on, off] = impl::best_seconds_of_two(
         with, without, [](const prefetch_tuning& p) { set_prefetch_tuning(p); },
         [&] { sink = sum(v); }, 3, 4);

@@ -207,6 +207,15 @@ concept rule_with_identity = requires(const R& r) {
   r.identity();
 };
 
+/// True when a fold of elements of type T with Rule on Space can read several streams from
+/// memory at once (chunk_folder::fold_streams): sums whose lanes add their elements (a rule
+/// with an identity and lane_add) where the backend folds their blocks from several streams
+/// (has_block_fold_streams). The plan asks for streams only for these (reduction_desc::streams).
+template <class Space, class T, class Rule>
+inline constexpr bool folds_streams =
+    rule_with_identity<Rule>&& lane_add_rule<Rule>&& has_block_fold_streams<
+        Space, T, typename Rule::acc_type, (Rule::block > 1 ? Rule::block : 1), Rule::lanes>;
+
 /// True when the host can read Space's memory (the CPU backends and the GPU emulation). A
 /// variable, not a function: device passes call no host function from fold().
 template <class Space, class = void>
@@ -694,19 +703,88 @@ struct chunk_folder {
 
   /// Whether fold_streams cuts its range into parts for Rule: sums whose lanes the backend
   /// folds from several streams at once (block_fold_streams). Other rules fold one run.
-  static constexpr bool streams_rule =
-      rule_with_identity<Rule> && lane_add_rule<Rule> &&
-      has_block_fold_streams<Space, value_type, acc_type, (Rule::block > 1 ? Rule::block : 1), L>;
+  static constexpr bool streams_rule = folds_streams<Space, value_type, Rule>;
+
+  /// The operand's elements as one run in its memory, where they come from memory
+  /// (from_memory) and the fold reads several streams of them (streams_rule): a raw operand
+  /// without gaps in host-readable memory; its first element. Otherwise nullptr.
+  KOKKOS_INLINE_FUNCTION const value_type* memory_run() const {
+    if constexpr (streams_rule && is_raw_operand<E> && host_readable_space<Space>) {
+      if (!from_memory) return nullptr;
+      if constexpr (N == 1)
+        return e.run();
+      else
+        return contiguous() ? e.r.p : nullptr;
+    } else {
+      return nullptr;
+    }
+  }
+
+  /// Clears lanes[0..streams) and folds into lanes[s] the `groups` whole groups of Rule::block
+  /// x L elements at p + s step, for each s < streams (2, 4 or 8), the runs' groups read
+  /// together (the backend's block_fold_streams: fold()'s steps on each run, so its bits).
+  /// p from memory_run(). Rules other than streams_rule: nothing.
+  KOKKOS_INLINE_FUNCTION void fold_together(const value_type* p, index_type step, index_type groups,
+                                            int streams, lane_block<Rule, L>* lanes) const {
+    if constexpr (streams_rule && host_readable_space<Space>) {
+      constexpr int K = Rule::block > 1 ? Rule::block : 1;
+      for (int s = 0; s < streams; ++s) {
+        TESSERA_REDUCE_UNROLL
+        for (int l = 0; l < L; ++l) lanes[s].clear(rule, l);
+      }
+      auto together = [&](auto count) {
+        constexpr int S = decltype(count)::value;
+        const value_type* at[S];
+        acc_type* acc[S];
+        for (int s = 0; s < S; ++s) {
+          at[s] = p + s * step;
+          acc[s] = lanes[s].a;
+        }
+        backend<Space>::template block_fold_streams<K, L, S>(at, groups, acc);
+      };
+      if (streams == 2)
+        together(std::integral_constant<int, 2>{});
+      else if (streams == 4)
+        together(std::integral_constant<int, 4>{});
+      else
+        together(std::integral_constant<int, 8>{});
+    } else {
+      (void)p, (void)step, (void)groups, (void)streams, (void)lanes;
+    }
+  }
+
+  /// out[i] = fold(lo + i len, min(lo + (i + 1) len, hi)) for each i < count (1-8, every range
+  /// non-empty): consecutive chunks of the reproducible mode, `count` an iteration (kernel_plan::
+  /// reduce_streams), each to its own partial. Where fold_streams reads streams together and
+  /// the count is 2, 4 or 8 ranges of whole groups, all of them before hi, the ranges are read
+  /// together (fold_together); otherwise one after another. The same bits either way.
+  KOKKOS_INLINE_FUNCTION void fold_ranges(index_type lo, index_type len, int count, index_type hi,
+                                          acc_type* out) const {
+    if constexpr (streams_rule && host_readable_space<Space>) {
+      constexpr index_type G = index_type(Rule::block > 1 ? Rule::block : 1) * L;
+      if ((count == 2 || count == 4 || count == 8) && len % G == 0 && lo + count * len <= hi)
+        if (const value_type* p = memory_run()) {
+          lane_block<Rule, L> lanes[8];
+          fold_together(p + lo, len, len / G, count, lanes);
+          for (int i = 0; i < count; ++i) out[i] = lanes[i].combine(rule);
+          return;
+        }
+    }
+    for (int i = 0; i < count; ++i)
+      out[i] = fold(lo + i * len, hi - (lo + i * len) < len ? hi : lo + (i + 1) * len);
+  }
 
   /// The fold of [lo, hi) cut into `streams` parts (kernel_plan::reduce_streams; 2, 4 or 8):
   /// parts [lo + s per, lo + (s + 1) per) of per = (hi - lo) / streams elements rounded down
   /// to whole groups of Rule::block x L, the last part to hi, each folded as fold() folds a
   /// run, their results merged in order (part 0 first). Deterministic: depends only on lo, hi,
   /// streams and the data; every operand of the same values gives the same bits. Raw operands
-  /// without gaps, folded without a prefetch, read the parts' blocks together (the backend's
-  /// block_fold_streams: that many streams from memory, which one core reads faster than one);
-  /// other operands fold the parts one after another. Rules other than streams_rule, another
-  /// number of streams or fewer than two whole groups a part: fold(lo, hi).
+  /// without gaps, from memory, read the parts' blocks together (the backend's
+  /// block_fold_streams: that many streams from memory, which one core reads faster than one),
+  /// without a prefetch: the streams take its place (2^24-2^28 floats on a Zen 5 core, native
+  /// build: four streams 31-48 GB/s, four prefetched 25-36, one prefetched 26-44); other
+  /// operands fold the parts one after another, prefetching as fold() does. Rules other than
+  /// streams_rule, another number of streams or fewer than two whole groups a part: fold(lo, hi).
   TESSERA_REDUCE_OUTLINE KOKKOS_INLINE_FUNCTION acc_type fold_streams(index_type lo, index_type hi,
                                                                       int streams) const {
     if constexpr (!streams_rule) {
@@ -718,36 +796,12 @@ struct chunk_folder {
       if (streams != 2 && streams != 4 && streams != 8) return fold(lo, hi);
       const index_type per = (hi - lo) / streams / G * G;
       if (per < 2 * G) return fold(lo, hi);
-      if constexpr (is_raw_operand<E> && host_readable_space<Space>) {
-        const value_type* p = nullptr;
-        if constexpr (N == 1)
-          p = e.run();
-        else if (contiguous())
-          p = e.r.p;
-        if (p != nullptr && prefetch == 0 && from_memory) {
+      if constexpr (host_readable_space<Space>) {
+        if (const value_type* p = memory_run()) {
           // fold()'s steps on each part (lanes cleared, the part one contiguous run: its whole
           // groups, then the last part's rest), the parts' groups read together.
           lane_block<Rule, L> lanes[8];
-          for (int s = 0; s < streams; ++s) {
-            TESSERA_REDUCE_UNROLL
-            for (int l = 0; l < L; ++l) lanes[s].clear(rule, l);
-          }
-          auto together = [&](auto count) {
-            constexpr int S = decltype(count)::value;
-            const value_type* at[S];
-            acc_type* acc[S];
-            for (int s = 0; s < S; ++s) {
-              at[s] = p + lo + s * per;
-              acc[s] = lanes[s].a;
-            }
-            backend<Space>::template block_fold_streams<K, L, S>(at, per / G, acc);
-          };
-          if (streams == 2)
-            together(std::integral_constant<int, 2>{});
-          else if (streams == 4)
-            together(std::integral_constant<int, 4>{});
-          else
-            together(std::integral_constant<int, 8>{});
+          fold_together(p + lo, per, per / G, streams, lanes);
           const index_type rest = lo + index_type(streams) * per;
           if (rest < hi)
             backend<Space>::template block_fold<K, L, true, true>(
@@ -798,16 +852,28 @@ struct fold_chunks {
   }
 };
 
-/// Functor of the reproducible parallel_for: folds chunk c into partials(c).
+/// Functor of the reproducible parallel_for: folds chunk c into partials(c); with streams > 1
+/// (kernel_plan::reduce_streams) iteration c folds the chunks [c streams, (c + 1) streams),
+/// each into its own partial, read together where the operand allows (Folder::fold_ranges).
 template <class Folder, class View>
 struct fold_chunks_to {
   Folder f;
   View partials;
   index_type n, chunk;
   index_type interleave = 0;  ///< interleaved chunks: their number (0: contiguous chunks)
+  int streams = 0;            ///< chunks an iteration (2, 4 or 8; 0 or 1: one)
   KOKKOS_INLINE_FUNCTION void operator()(index_type c) const {
     if (interleave > 0) {
       partials(c) = f.fold_strided(c, interleave, (n - c + interleave - 1) / interleave);
+      return;
+    }
+    if (streams > 1) {
+      const index_type c0 = c * streams, lo = c0 * chunk;
+      const index_type left = (n - lo + chunk - 1) / chunk;
+      const int count = left < streams ? int(left) : streams;
+      typename Folder::acc_type out[8];
+      f.fold_ranges(lo, chunk, count, n, out);
+      for (int i = 0; i < count; ++i) partials(c0 + i) = out[i];
       return;
     }
     const index_type lo = c * chunk;

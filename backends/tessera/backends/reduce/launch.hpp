@@ -148,6 +148,7 @@ codegen::kernel_plan plan_reduction_of(const char* name, index_type n, bool repr
   d.accumulation = Rule::describe;
   d.lanes = Rule::lanes;
   d.reproducible = reproducible;
+  d.streams = folds_streams<Space, T, Rule>;
   return codegen::plan_reduction(d, backend<Space>::make_target());
 }
 
@@ -236,11 +237,14 @@ typename Rule::acc_type fold_all_direct(const Space& exec, reproducible_t,
   auto p = [&] {  // the region: the kernel and the partials' copy to the host
     const profiling_region region(k.label);
     view partials(Kokkos::view_alloc(Kokkos::WithoutInitializing, k.label + " partials"), chunks);
+    // With streams, each iteration folds that many consecutive chunks (fold_chunks_to).
+    const int streams = k.reduce_streams > 1 && !k.reduce_interleaved ? k.reduce_streams : 1;
     Kokkos::parallel_for(k.label,
-                         Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(exec, 0, chunks),
+                         Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(
+                             exec, 0, (chunks + streams - 1) / streams),
                          fold_chunks_to<folder, view>{
                              folder{e, rule, x, prefetch_elements<folder>(k), k.reduce_from_memory},
-                             partials, n, chunk, k.reduce_interleaved ? chunks : 0});
+                             partials, n, chunk, k.reduce_interleaved ? chunks : 0, streams});
     tessera::impl::fence(exec);
     return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), partials);
   }();

@@ -26,6 +26,9 @@ struct reduction_desc {
   std::string accumulation;     ///< the accumulation rule (reduce/rules.hpp)
   int lanes = 1;                ///< accumulator lanes per chunk
   bool reproducible = false;
+  /// The fold can read several streams from memory at once (backends' reduce/fold.hpp
+  /// folds_streams: sums whose lanes add their elements, where the backend has the kernel).
+  bool streams = false;
 };
 
 #ifdef TESSERA_PLANNER_DECLARATIONS_ONLY
@@ -69,17 +72,26 @@ TESSERA_PLANNER_LINKAGE kernel_plan plan_reduction(const reduction_desc& d, cons
       std::uint64_t(d.elements) * std::uint64_t(d.elem_bytes) >= t.reduction.memory_min_bytes) {
     k.reduce_from_memory = true;
     k.mapping += "; the input comes from memory: blocks read in address order";
-    if (one_run && t.reduction.memory_streams > 1) {
+    // One thread on a CPU reads folds that take streams (d.streams) as several: the run cut
+    // into parts, or, reproducible, that many consecutive chunks an iteration.
+    const bool host_one_thread = !t.thread_per_logical && t.reduction.inline_fold_chunks > 0 &&
+                                 t.concurrency == 1 && !k.reduce_interleaved;
+    if ((one_run || (d.reproducible && host_one_thread && k.league_size > 1)) && d.streams &&
+        t.reduction.memory_streams > 1) {
       k.reduce_streams = t.reduction.memory_streams;
-      k.mapping += " as " + std::to_string(k.reduce_streams) +
-                   " interleaved streams (the run cut into as many parts, each folded on its own, "
-                   "their results merged in order)";
+      const std::string s = std::to_string(k.reduce_streams);
+      k.mapping += " as " + s + " interleaved streams (" +
+                   (one_run ? "the run cut into as many parts, each folded on its own, their "
+                              "results merged in order"
+                            : s + " consecutive chunks an iteration, each to its own partial") +
+                   "; an operand without gaps reads them together, without a prefetch)";
     }
     if (t.reduction.prefetch_bytes > 0 &&
         std::uint64_t(d.elements) * std::uint64_t(d.elem_bytes) >= t.reduction.prefetch_min_bytes) {
       k.reduce_prefetch_bytes = t.reduction.prefetch_bytes;
-      k.mapping +=
-          ", each line prefetched " + std::to_string(k.reduce_prefetch_bytes) + " B ahead into L2";
+      k.mapping += ", each line prefetched " + std::to_string(k.reduce_prefetch_bytes) +
+                   " B ahead into L2" +
+                   (k.reduce_streams > 1 ? " where the parts are read one after another" : "");
     }
   }
   k.buffers.push_back({"in", d.dtype, memory_space_kind::global, 0, 0, "input"});
