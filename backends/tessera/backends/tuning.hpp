@@ -526,6 +526,7 @@ prefetch_tuning tune_prefetch() {
     const auto [on, off] = impl::best_seconds_of_two(
         with, without, [](const prefetch_tuning& p) { set_prefetch_tuning(p); },
         [&] { sink = sum(v); }, 3, 4);
+    (void)sink;  // stored only so that no sum is optimised away
     pick.reduce_bytes = off < 0.97 * on ? 0 : on < 0.97 * off ? with.reduce_bytes : -1;
   }
   set_prefetch_tuning(pick);
