@@ -212,9 +212,9 @@ concept rule_with_identity = requires(const R& r) {
 /// with an identity and lane_add) where the backend folds their blocks from several streams
 /// (has_block_fold_streams). The plan asks for streams only for these (reduction_desc::streams).
 template <class Space, class T, class Rule>
-inline constexpr bool folds_streams =
-    rule_with_identity<Rule>&& lane_add_rule<Rule>&& has_block_fold_streams<
-        Space, T, typename Rule::acc_type, (Rule::block > 1 ? Rule::block : 1), Rule::lanes>;
+concept folds_streams = rule_with_identity<Rule> && lane_add_rule<Rule> &&
+    has_block_fold_streams<Space, T, typename Rule::acc_type, (Rule::block > 1 ? Rule::block : 1),
+                           Rule::lanes>;
 
 /// True when the host can read Space's memory (the CPU backends and the GPU emulation). A
 /// variable, not a function: device passes call no host function from fold().
