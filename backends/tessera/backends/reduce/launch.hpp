@@ -237,8 +237,9 @@ typename Rule::acc_type fold_all_direct(const Space& exec, reproducible_t,
   auto p = [&] {  // the region: the kernel and the partials' copy to the host
     const profiling_region region(k.label);
     view partials(Kokkos::view_alloc(Kokkos::WithoutInitializing, k.label + " partials"), chunks);
-    // With streams, each iteration folds that many consecutive chunks (fold_chunks_to).
-    const int streams = k.reduce_streams > 1 && !k.reduce_interleaved ? k.reduce_streams : 1;
+    // With streams (never with interleaved chunks: the plan), each iteration folds that many
+    // consecutive chunks (fold_chunks_to).
+    const int streams = k.reduce_streams > 1 ? k.reduce_streams : 1;
     Kokkos::parallel_for(k.label,
                          Kokkos::RangePolicy<Space, Kokkos::IndexType<index_type>>(
                              exec, 0, (chunks + streams - 1) / streams),
