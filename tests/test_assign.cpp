@@ -842,8 +842,14 @@ TEST_CASE(
   // exact (small integers in float) for row lengths and section offsets that start and end the
   // line loops anywhere, and the rest of the destination is untouched.
   const codegen::target t = backends::backend<execution_space>::make_target();
-  const bool prefetches = t.row_prefetch_bytes > 0 && t.row_prefetch_min_bytes > 0;
-  const bool streams = prefetches && t.streaming_store_min_bytes > 0;
+  // (The target's rule for both kinds of row loop: tune_prefetch's choices are tested with it.)
+  using codegen::row_loop_memory;
+  const bool prefetches = t.row_prefetch_bytes > 0 && t.row_prefetch_min_bytes > 0 &&
+                          t.row_loops != row_loop_memory::plain &&
+                          t.stencil_row_loops != row_loop_memory::plain;
+  const bool streams = prefetches && t.streaming_store_min_bytes > 0 &&
+                       t.row_loops == row_loop_memory::prefetch_and_stream &&
+                       t.stencil_row_loops == row_loop_memory::prefetch_and_stream;
   // Without prefetches (GPU mappings) the same loops at 1 MiB: the values, not the sizes,
   // are what those backends check here (the emulation runs 256 threads on two cores).
   const std::size_t min_bytes = prefetches ? t.row_prefetch_min_bytes : std::size_t(1) << 20;

@@ -687,6 +687,63 @@ TEST_CASE("prefetch tuning: set_prefetch_tuning and tune_prefetch choose the str
   CHECK(sums[0] == double(float(0.5 * double(n))));  // exact, rounded once to float
   CHECK(sums[1] == sums[0]);
   CHECK(sums[2] == sums[0]);
+  // Row loops over sections moving more than the last-level cache, each way: prefetching the
+  // operands' leading rows (and streaming the output, which alone reaches the last-level
+  // cache's size here: the streaming threshold on CPUs that stream), prefetching only, or a
+  // plain row loop; stencils (an operand read over several rows) as stencil_row_loops says,
+  // the others as row_loops; the values the same bit for bit, the rest of the destination
+  // untouched, every way.
+  {
+    const long side = long(std::sqrt(double(target.row_prefetch_min_bytes / sizeof(float)))) + 8 +
+                      tt::random_size(0, 40);
+    const extent<2> full(side, side + 5), in(side - 2, side + 1);
+    const M ex = tt::random_matrix<float>(full[0], full[1]),
+            ez = tt::random_matrix<float>(full[0], full[1]);
+    const array<float, 2> X = from_eigen(ex), Z = from_eigen(ez);
+    using ix = tessera::index<2>;
+    // A stencil: X over rows i .. i + 2. Rows read once: X and Z each at one row offset.
+    auto stencil = [&] {
+      return 0.5f * (X.section(ix(0, 1), in) + X.section(ix(2, 3), in)) - X.section(ix(1, 2), in);
+    };
+    auto once = [&] {
+      return 2.f * X.section(ix(1, 0), in) - Z.section(ix(2, 4), in);
+    };
+    M want_stencil = M::Constant(full[0], full[1], -1.f), want_once = want_stencil;
+    for (long i = 0; i < in[0]; ++i)
+      for (long j = 0; j < in[1]; ++j) {
+        want_stencil(i + 1, j + 1) = 0.5f * (ex(i, j + 1) + ex(i + 2, j + 3)) - ex(i + 1, j + 2);
+        want_once(i + 1, j + 1) = 2.f * ex(i + 1, j) - ez(i + 2, j + 4);
+      }
+    const bool output_streams =
+        target.streaming_store_min_bytes > 0 &&
+        std::size_t(in.size()) * sizeof(float) >= target.streaming_store_min_bytes;
+    // The plan follows `way`, and the values are exact.
+    auto check = [&](const auto& rhs, const M& want, codegen::row_loop_memory way) {
+      array<float, 2> Y(full);
+      Y = -1.f;
+      const std::string e = explain(Y.section(ix(1, 1), in), rhs());
+      CHECK(tt::has(e, "prefetches the leading row of") ==
+            (way != codegen::row_loop_memory::plain));
+      CHECK(tt::has(e, "non-temporal") ==
+            (output_streams && way == codegen::row_loop_memory::prefetch_and_stream));
+      assign(Y.section(ix(1, 1), in), rhs());
+      CHECK(max_abs_diff(M(to_eigen(Y)), want) == 0.0);
+    };
+    for (const auto rows : codegen::row_loop_memories)
+      for (const auto stencils : codegen::row_loop_memories) {
+        const std::string names =
+            std::string(codegen::to_string(rows)) + ", stencils " + codegen::to_string(stencils);
+        CAPTURE(names);
+        prefetch_tuning p;
+        p.row_loops = rows;
+        p.stencil_row_loops = stencils;
+        set_prefetch_tuning(p);
+        CHECK(prefetch_tuning_in_use() == p);
+        CHECK(tt::has(describe(p), "row loops " + names));
+        check(stencil, want_stencil, stencils);
+        check(once, want_once, rows);
+      }
+  }
   set_prefetch_tuning({});
   const prefetch_tuning pick = tune_prefetch();
   CHECK(prefetch_tuning_in_use() == pick);

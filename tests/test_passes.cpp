@@ -195,11 +195,13 @@ TEST_CASE("mapping pass: a staged transpose walks its operand rows in groups tha
 
 /// The tile_reduce line of R x R float tiles with out_cols output columns (square output) on
 /// cpu_target() given the line, vector, cache and prefetch parameters (codegen::tile_reduce_line).
-codegen::reduce_line line_of(int R, std::int64_t out_cols, int line, int vec, std::size_t l2,
-                             std::size_t l1d = 32768, int in_flight = 0, int row_ahead = 0,
-                             unsigned halvings = 0, std::size_t memory_min = 0) {
+codegen::reduce_line line_of(
+    int R, std::int64_t out_cols, int line, int vec, std::size_t l2, std::size_t l1d = 32768,
+    int in_flight = 0, int row_ahead = 0, unsigned halvings = 0, std::size_t memory_min = 0,
+    codegen::row_loop_memory row_loops = codegen::row_loop_memory::prefetch_and_stream) {
   auto t = cpu_target();
   t.row_prefetch_min_bytes = memory_min;
+  t.row_loops = row_loops;
   t.tile_reduce.line_bytes = line;
   t.tile_reduce.vector_bytes = vec;
   t.tile_reduce.row_ahead_bytes = row_ahead;
@@ -268,6 +270,31 @@ TEST_CASE("tile_reduce line: inputs the last-level cache holds are not prefetche
     CHECK(ahead(R, 8192, llc) > 0);
     CHECK(ahead(R, 4096, llc) > 0);  // 64 MiB
   }
+}
+
+TEST_CASE("tile_reduce line: the element-wise row loops' way leaves the lines as they were") {
+  // target::row_loops (prefetching and streaming, prefetching only, plain) is the row loops'
+  // choice alone: tile_reduce's lines keep their width and their prefetch distance, derived
+  // from row_prefetch_bytes, every way.
+  const std::size_t llc = 32u << 20;
+  for (int R : {2, 4, 8, 16})
+    for (std::int64_t n : {2048, 8192})
+      for (std::size_t l2 : {std::size_t(512) << 10, std::size_t(1) << 20}) {
+        CAPTURE(R);
+        CAPTURE(n);
+        CAPTURE(l2);
+        auto line = [&](codegen::row_loop_memory m) {
+          return line_of(R, n / R, 1024, 64, l2, 48 << 10, 4096, 2048, 0, llc, m);
+        };
+        const auto rule = line(codegen::row_loop_memory::prefetch_and_stream);
+        for (const auto m : codegen::row_loop_memories) {
+          const std::string way = codegen::to_string(m);
+          CAPTURE(way);
+          CHECK(line(m).bytes == rule.bytes);
+          CHECK(line(m).prefetch_lines == rule.prefetch_lines);
+        }
+        if (n == 8192) CHECK(rule.prefetch_lines > 0);  // 256 MiB: from memory
+      }
 }
 
 TEST_CASE("tile_reduce line: halved per height class as many times as the target says") {

@@ -338,6 +338,13 @@ struct prefetch_tuning {
   /// them, per height class (while a line still holds a tile row and one vector; the prefetch
   /// distance per row stays the rule's): 1 is half the rule's line, 2 a quarter, 3 an eighth.
   std::array<int, codegen::tile_rows_classes> tile_reduce_line_halvings{0, 0, 0, 0};
+  /// Elementwise row loops (sections, shifts, generated operands) moving more than the
+  /// last-level cache: prefetching their operands' leading rows ahead and streaming large
+  /// outputs (the rule), prefetching only, or plain row loops; for loops reading each operand
+  /// row once, and for stencils (some operand read over several rows: its rows are read again
+  /// from cache by the next output rows).
+  codegen::row_loop_memory row_loops = codegen::row_loop_memory::prefetch_and_stream;
+  codegen::row_loop_memory stencil_row_loops = codegen::row_loop_memory::prefetch_and_stream;
   friend bool operator==(const prefetch_tuning&, const prefetch_tuning&) = default;
 };
 
@@ -368,6 +375,8 @@ inline prefetch_tuning prefetch_tuning_in_use() {
     p.tile_reduce_line_halvings[std::size_t(c)] = codegen::line_halvings_of(halvings, c);
   }
   p.reduce_bytes = backends::host::reduce_prefetch_setting().load();
+  p.row_loops = backends::host::row_loops_setting().load();
+  p.stencil_row_loops = backends::host::stencil_row_loops_setting().load();
   return p;
 }
 /// Uses `p` for later CPU kernels (plans made before are rebuilt).
@@ -382,10 +391,12 @@ inline void set_prefetch_tuning(const prefetch_tuning& p) {
     if (const int h = p.tile_reduce_line_halvings[std::size_t(c)]; h < 0 || h > 3)
       throw shape_error("tessera::set_prefetch_tuning: tile_reduce_line_halvings[" +
                         std::to_string(c) + "] is " + std::to_string(h) + ", not 0-3");
-  backends::host::set_prefetch(no_prefetch_rows(p), p.reduce_bytes, line_halvings(p));
+  backends::host::set_prefetch(no_prefetch_rows(p), p.reduce_bytes, line_halvings(p), p.row_loops,
+                               p.stencil_row_loops);
 }
 /// One line, e.g. "tile_reduce rows <=2 on line/2, 3-4 off, 5-8 on, >8 on line/4; folds from
-/// memory 4096 B ahead" ("line/2": half the rule's line; "the rule" for -1).
+/// memory 4096 B ahead; row loops plain, stencils prefetch" ("line/2": half the rule's line; "the
+/// rule" for -1).
 inline std::string describe(const prefetch_tuning& p) {
   static constexpr const char* rows[] = {"<=2", "3-4", "5-8", ">8"};
   std::string s = "tile_reduce rows";
@@ -396,27 +407,30 @@ inline std::string describe(const prefetch_tuning& p) {
               : "");
   s += "; folds from memory " +
        (p.reduce_bytes < 0 ? std::string("the rule") : std::to_string(p.reduce_bytes) + " B ahead");
+  s += std::string("; row loops ") + codegen::to_string(p.row_loops) + ", stencils " +
+       codegen::to_string(p.stencil_row_loops);
   return s;
 }
 
-/// Times the software prefetch of streaming CPU kernels on the running machine and keeps, for
-/// each, the faster of prefetching (the rule's distance; for folds 4 KiB) and not, and for
-/// tile_mean also the line: the rule's and a half, a quarter and an eighth of it (those the
-/// kernel has), timed round-robin with the prefetch just chosen, the fastest kept where 5 %
-/// faster than the rule's: tile_mean
-/// of R x R tiles for R = 2, 4, 8, 16 (one per height class) over a square array of T four
-/// times the last-level cache (5808^2 floats, 129 MiB, with 32 MiB of L3: the 2x2 means' output
-/// streams, as a large caller's does), and a sum of doubles (the folds that read one stream:
-/// a float sum reads streams, never prefetched) over
-/// 32 times it (at most 1 GiB) of plain memory (an array_view of new[]'s: 4 KiB pages, as
-/// callers' data usually has), on the default execution space (best of 5 each way, then 4
-/// alternated rounds; the sum best of 3, then 4). A choice leaves the rule only where the other
-/// is 5 % faster, 3 % for the sum (closer calls flip from run to run on a busy machine). 4-6 s
-/// with 32 MiB of L3 (a Zen 5 guest; 2-3 s when the sum read eight times the L3). Returns the
-/// choices now in use (set_prefetch_tuning); on a GPU mapping, or where no kernel streams
-/// from memory, returns them without timing anything. Measured on a Zen 5 core (native
-/// build): tile_mean 4x4 of 8192^2 floats 0.95-0.97x Eigen with the rule's prefetch, 1.12-1.16x
-/// without it; 2x2 the other way (1.27-1.33x with, 0.92-0.96x without).
+/// Times the software prefetch of streaming CPU kernels on the running machine and keeps, for each,
+/// the faster of prefetching (the rule's distance; for folds 4 KiB) and not, and for tile_mean also
+/// the line: the rule's and a half, a quarter and an eighth of it (those the kernel has), timed
+/// round-robin with the prefetch just chosen, the fastest kept where 5 % faster than the rule's:
+/// tile_mean of R x R tiles for R = 2, 4, 8, 16 (one per height class) over a square array of T
+/// four times the last-level cache (5808^2 floats, 129 MiB, with 32 MiB of L3: the 2x2 means'
+/// output streams, as a large caller's does); the elementwise row loops three ways (prefetching and
+/// streaming, prefetching only, plain), stencils on PRK's star stencil of radius 2 as sections and
+/// the others on 2A + 3B - C over sections, square arrays of doubles each four times the L3 (4096^2
+/// with 32 MiB; at most 256 MiB); and a sum of doubles (the folds that read one stream: a float sum
+/// reads streams, never prefetched) over 32 times it (at most 1 GiB) of plain memory (an array_view
+/// of new[]'s: 4 KiB pages, as callers' data usually has), on the default execution space (best of
+/// 5 each way, then 4 alternated rounds; the sum best of 3, then 4). A choice leaves the rule only
+/// where the other is 5 % faster, 3 % for the sum (closer calls flip from run to run on a busy
+/// machine). 4-7 s with 32 MiB of L3 (a Zen 5 guest). Returns the choices now in use
+/// (set_prefetch_tuning); on a GPU mapping, or where no kernel streams from memory, returns them
+/// without timing anything. Measured on a Zen 5 core (native build): tile_mean 4x4 of 8192^2 floats
+/// 0.95-0.97x Eigen with the rule's prefetch, 1.12-1.16x without it; 2x2 the other way (1.27-1.33x
+/// with, 0.92-0.96x without).
 /// \throws what allocating the input throws; the choices in use before the call are then
 ///         kept. @pre Kokkos is initialized; not inside a parallel region.
 template <class T = float>
@@ -436,7 +450,8 @@ prefetch_tuning tune_prefetch() {
     ~restore() {
       if (!done)
         backends::host::set_prefetch(no_prefetch_rows(before), before.reduce_bytes,
-                                     line_halvings(before));
+                                     line_halvings(before), before.row_loops,
+                                     before.stencil_row_loops);
     }
   } guard;
   prefetch_tuning pick = guard.before;
@@ -498,6 +513,55 @@ prefetch_tuning tune_prefetch() {
     tile_class(std::integral_constant<int, 4>{});
     tile_class(std::integral_constant<int, 8>{});
     tile_class(std::integral_constant<int, 16>{});
+  }
+  {
+    // The row loops (sections, shifts, generated operands) over square arrays of doubles each four
+    // times the last-level cache (at most 256 MiB), each way of reading and writing memory timed in
+    // turn (best of 5, then 4 alternated rounds; the fastest kept where 5 % faster than the
+    // rule's): stencils on PRK's star stencil of radius 2 as sections (one operand read at nine
+    // offsets over five rows), the other row loops on 2A + 3B - C over sections of three arrays
+    // (each operand row read once) into a fourth. On a Zen 5 guest (8000^2 doubles, alternated in
+    // one process, best of 7; native build) the stencil read 17.6-18.2 GB/s prefetched and
+    // streamed, 27.7-28.0 prefetched only, 24.3-24.8 plain, and 2A + 3B - C 36.1-39.1 streamed,
+    // 31.9-32.7 prefetched only, 38.7-40.2 plain; in other runs the same day the stencil read as
+    // fast streamed as plain, or faster: the memory of such a guest changes under it, and the
+    // choice is the running machine's.
+    using D = double;
+    constexpr index_type R = 2;
+    const double bytes = std::min(4.0 * double(target.row_prefetch_min_bytes), double(1 << 28));
+    const index_type n =
+        std::max<index_type>(index_type(std::ceil(std::sqrt(bytes / sizeof(D)))), 4 * R + 1);
+    array<D, 2> a(n, n), b(n, n), c(n, n), d(n, n);
+    a = D(1);
+    b = D(0);
+    c = D(2);
+    const extent<2> in(n - 2 * R, n - 2 * R);
+    const index<2> o(R, R);
+    auto at = [&](index_type di, index_type dj) {
+      return a.section(index<2>(R + di, R + dj), in);
+    };
+    const D w1 = D(1) / D(2 * R), w2 = D(1) / D(4 * R);
+    // The fastest way for the loops whose setting `way` selects, timed on run().
+    auto fastest = [&](codegen::row_loop_memory prefetch_tuning::*way, auto&& run) {
+      std::array<prefetch_tuning, codegen::row_loop_memories.size()> ways;
+      for (std::size_t k = 0; k < ways.size(); ++k) {
+        ways[k] = pick;
+        ways[k].*way = codegen::row_loop_memories[k];
+      }
+      const auto seconds = impl::best_seconds_of(
+          ways, [](const prefetch_tuning& p) { set_prefetch_tuning(p); }, run, 5, 4);
+      std::size_t k = 0;  // the rule
+      for (std::size_t i = 1; i < ways.size(); ++i)
+        if (seconds[i] < 0.95 * seconds[0] && seconds[i] < seconds[k]) k = i;
+      return codegen::row_loop_memories[k];
+    };
+    pick.stencil_row_loops = fastest(&prefetch_tuning::stencil_row_loops, [&] {
+      assign(b.section(o, in), w1 * (at(0, 1) - at(0, -1) + at(1, 0) - at(-1, 0)) +
+                                   w2 * (at(0, 2) - at(0, -2) + at(2, 0) - at(-2, 0)));
+    });
+    pick.row_loops = fastest(&prefetch_tuning::row_loops, [&] {
+      assign(d.section(o, in), D(2) * at(0, 0) + D(3) * b.section(o, in) - c.section(o, in));
+    });
   }
   {
     // A sum over 32 times the last-level cache (at most 1 GiB) of memory allocated as a

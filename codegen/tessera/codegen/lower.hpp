@@ -161,11 +161,26 @@ inline std::string input_role(const input_reads& r) {
 /// streamed without the prefetch, 12.3-13.0 against 13.1-13.6 prefetched with plain stores.
 /// Loops that read no buffer (generated values only) neither prefetch nor stream: streamed,
 /// 8000^2 doubles from an index functor wrote 25.6-26.2 GB/s, as without (25.6).
+///
+/// The target's row_loops, or stencil_row_loops for loops reading some operand over several
+/// rows (what tessera::tune_prefetch measured for each), may keep the prefetch and drop the
+/// streams, or drop both. On a Zen 5 guest PRK's stencil (8000^2 doubles, native build) read
+/// 17.6-18.2 GB/s prefetched and streamed, 27.7-28.0 prefetched only, 24.3-24.8 as plain
+/// loops (at 512 bits; 16.1-16.7 at 256 without the prefetch), while 2A + 3B - C over sections
+/// of three arrays read 31.9-32.7 prefetched only against 36.1-39.1 streamed and 38.7-40.2
+/// plain.
 inline void plan_row_prefetch(kernel_plan& k, const expr_graph& g, const kernel_spec& ks,
                               const std::vector<input_reads>& reads, const target& t) {
   if (ks.family != kernel_family::elementwise || k.flat_index || t.thread_per_logical ||
       t.row_prefetch_bytes <= 0 || t.row_prefetch_min_bytes == 0)
     return;
+  // A stencil: some operand read over several rows (offsets apart in an outer dimension).
+  bool stencil = false;
+  for (const auto& r : reads)
+    for (std::size_t d = 0; d + 1 < r.lo.size() && d + 1 < r.hi.size(); ++d)
+      if (r.hi[d] > r.lo[d]) stencil = true;
+  const row_loop_memory way = stencil ? t.stencil_row_loops : t.row_loops;
+  if (way == row_loop_memory::plain) return;
   const graph_node& root = g.nodes[ks.root];
   if (root.extent.empty()) return;
   std::size_t n = 1;
@@ -196,7 +211,8 @@ inline void plan_row_prefetch(kernel_plan& k, const expr_graph& g, const kernel_
                std::to_string(t.row_prefetch_bytes) + " B ahead (the operands come from memory)";
   if (t.memory_rows_vector_bytes > 0)
     k.mapping += ", " + std::to_string(t.memory_rows_vector_bytes * 8) + "-bit vectors";
-  k.streaming_stores = t.streaming_store_min_bytes > 0 && (out_elem == 4 || out_elem == 8) &&
+  k.streaming_stores = way == row_loop_memory::prefetch_and_stream &&
+                       t.streaming_store_min_bytes > 0 && (out_elem == 4 || out_elem == 8) &&
                        out_bytes >= t.streaming_store_min_bytes && !reads_own_output(g, ks);
   if (k.streaming_stores)
     k.mapping +=

@@ -60,6 +60,33 @@ constexpr const char* to_string(tile_staging s) {
   return "?";
 }
 
+/// How CPU elementwise row loops (sections, shifts, generated operands) that move more than
+/// target::row_prefetch_min_bytes read and write memory (codegen::plan_row_prefetch).
+enum class row_loop_memory {
+  /// each input buffer's leading row prefetched target::row_prefetch_bytes ahead, and outputs
+  /// of at least target::streaming_store_min_bytes written with streaming stores (the default)
+  prefetch_and_stream,
+  prefetch,  ///< the same prefetch, every output stored normally
+  plain      ///< neither: the plain row loop whatever the size
+};
+
+/// Every row_loop_memory, in declaration order.
+inline constexpr std::array<row_loop_memory, 3> row_loop_memories{
+    row_loop_memory::prefetch_and_stream, row_loop_memory::prefetch, row_loop_memory::plain};
+
+/// The choice's name: "prefetch-and-stream", "prefetch" or "plain".
+constexpr const char* to_string(row_loop_memory m) {
+  switch (m) {
+    case row_loop_memory::prefetch_and_stream:
+      return "prefetch-and-stream";
+    case row_loop_memory::prefetch:
+      return "prefetch";
+    case row_loop_memory::plain:
+      return "plain";
+  }
+  return "?";
+}
+
 /// Staged transposes (kernel_family::staged_transpose).
 struct transpose_options {
   int tile[2] = {32, 32};  ///< default output tile (rows, cols)
@@ -236,6 +263,14 @@ struct target {
   /// all the rows of a tile (codegen::tile_reduce_line)
   std::size_t row_prefetch_min_bytes = 0;
   int row_prefetch_bytes = 0;
+  /// CPUs: how those row loops read and write memory: prefetching and streaming their
+  /// output (the default), prefetching only, or as plain loops whatever their size; for
+  /// loops that read each operand row once (row_loops) and for stencils, where some operand is
+  /// read over several rows, so that each of its rows is read again from cache by the next
+  /// output rows (stencil_row_loops). tile_reduce's lines keep row_prefetch_bytes every way;
+  /// tessera::tune_prefetch measures both.
+  row_loop_memory row_loops = row_loop_memory::prefetch_and_stream;
+  row_loop_memory stencil_row_loops = row_loop_memory::prefetch_and_stream;
   int memory_rows_vector_bytes = 0;
   /// GPU emulation: the scratch level 0 bytes per team a real GPU offers (0: not emulating).
   /// Plans needing more level 0 than the host allows but no more than this note that a GPU

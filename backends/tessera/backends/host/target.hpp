@@ -30,8 +30,9 @@ inline void set_transpose_staging(codegen::tile_staging s) {
 /// Software prefetch of CPU streaming kernels as set by tessera::set_prefetch_tuning (the
 /// derived rules until then): the tile_reduce height classes whose lines do not prefetch
 /// (codegen::tile_reduce_options::no_prefetch_rows), how many more times each class's lines
-/// are halved (line_halvings: two bits per class) and the bytes folds from memory prefetch
-/// ahead (-1: the rule of backend.hpp). Thread-safe; the values are the same every way.
+/// are halved (line_halvings: two bits per class), the bytes folds from memory prefetch
+/// ahead (-1: the rule of backend.hpp) and how the elementwise row loops from memory run.
+/// Thread-safe; the values are the same every way.
 inline std::atomic<unsigned>& tile_reduce_no_prefetch_setting() {
   static std::atomic<unsigned> setting{0};
   return setting;
@@ -44,12 +45,29 @@ inline std::atomic<int>& reduce_prefetch_setting() {
   static std::atomic<int> setting{-1};
   return setting;
 }
+/// How the elementwise row loops from memory read and write it: loops reading each operand
+/// row once, and stencils (codegen::target::row_loops, stencil_row_loops).
+inline std::atomic<codegen::row_loop_memory>& row_loops_setting() {
+  static std::atomic<codegen::row_loop_memory> setting{
+      codegen::row_loop_memory::prefetch_and_stream};
+  return setting;
+}
+inline std::atomic<codegen::row_loop_memory>& stencil_row_loops_setting() {
+  static std::atomic<codegen::row_loop_memory> setting{
+      codegen::row_loop_memory::prefetch_and_stream};
+  return setting;
+}
 /// Makes these the prefetch choices of later CPU kernels (plans made before are not reused).
-inline void set_prefetch(unsigned tile_reduce_no_prefetch_rows, int reduce_prefetch_bytes,
-                         unsigned tile_reduce_line_halvings = 0) {
+inline void set_prefetch(
+    unsigned tile_reduce_no_prefetch_rows, int reduce_prefetch_bytes,
+    unsigned tile_reduce_line_halvings = 0,
+    codegen::row_loop_memory row_loops = codegen::row_loop_memory::prefetch_and_stream,
+    codegen::row_loop_memory stencil_row_loops = codegen::row_loop_memory::prefetch_and_stream) {
   tile_reduce_no_prefetch_setting().store(tile_reduce_no_prefetch_rows);
   tile_reduce_line_halvings_setting().store(tile_reduce_line_halvings);
   reduce_prefetch_setting().store(reduce_prefetch_bytes);
+  row_loops_setting().store(row_loops);
+  stencil_row_loops_setting().store(stencil_row_loops);
   ++codegen::target_generation();
 }
 
@@ -116,6 +134,8 @@ codegen::target make_target() {
   // 25 GB/s (512-bit vectors), 31-32 (256-bit); any distance from 2 to 32 KiB measured alike.
   t.row_prefetch_min_bytes = memory_bytes;
   t.row_prefetch_bytes = 4096;
+  t.row_loops = row_loops_setting().load();
+  t.stencil_row_loops = stencil_row_loops_setting().load();
   t.memory_rows_vector_bytes = TESSERA_MEMORY_ROWS_VECTOR_BYTES;
   t.matmul.packed = true;
   t.matmul.gemm_float = current_blocking<float>();
