@@ -72,26 +72,48 @@ struct options {
 };
 
 /// The prefetch choices as one command-line word for a child process: a 0/1 per tile_reduce
-/// height class, a comma, the fold's bytes, a comma, each class's line halvings (0-3)
-/// ("1101,-1,1002").
+/// height class, a comma, the fold's bytes, a comma, each class's line halvings (0-3), then
+/// the row loops' and the stencils' ways (codegen::to_string), each after a comma
+/// ("1101,-1,1002,plain,prefetch").
 inline std::string prefetch_arg(const tessera::prefetch_tuning& p) {
   std::string s, halvings;
   for (bool on : p.tile_reduce) s += on ? '1' : '0';
   for (int h : p.tile_reduce_line_halvings) halvings += char('0' + h);
-  return s + "," + std::to_string(p.reduce_bytes) + "," + halvings;
+  return s + "," + std::to_string(p.reduce_bytes) + "," + halvings + "," +
+         tessera::codegen::to_string(p.row_loops) + "," +
+         tessera::codegen::to_string(p.stencil_row_loops);
 }
 inline tessera::prefetch_tuning parse_prefetch_arg(const std::string& s) {
   tessera::prefetch_tuning p;
   const std::size_t classes = p.tile_reduce.size();
-  const auto comma = s.find(','), last = s.rfind(',');
-  if (comma != classes || last == comma || s.size() - last - 1 != classes ||
-      s.find_first_not_of("01") != comma || s.find_first_not_of("0123", last + 1) != s.npos)
+  std::vector<std::string> f;
+  for (std::size_t at = 0;;) {
+    const auto comma = s.find(',', at);
+    f.push_back(s.substr(at, comma - at));
+    if (comma == s.npos) break;
+    at = comma + 1;
+  }
+  // The way named f[i], or none (end()).
+  constexpr auto& ways = tessera::codegen::row_loop_memories;
+  auto way = [&](std::size_t i) {
+    return f.size() == 5
+               ? std::find_if(ways.begin(), ways.end(),
+                              [&](auto m) { return f[i] == tessera::codegen::to_string(m); })
+               : ways.end();
+  };
+  const auto rows = way(3), stencils = way(4);
+  if (rows == ways.end() || stencils == ways.end() || f[0].size() != classes ||
+      f[2].size() != classes || f[0].find_first_not_of("01") != f[0].npos ||
+      f[2].find_first_not_of("0123") != f[2].npos || f[1].empty() ||
+      f[1].find_first_not_of("-0123456789") != f[1].npos)
     throw std::runtime_error("tessera-peers: bad --prefetch '" + s + "'");
   for (std::size_t c = 0; c < classes; ++c) {
-    p.tile_reduce[c] = s[c] == '1';
-    p.tile_reduce_line_halvings[c] = s[last + 1 + c] - '0';
+    p.tile_reduce[c] = f[0][c] == '1';
+    p.tile_reduce_line_halvings[c] = f[2][c] - '0';
   }
-  p.reduce_bytes = std::stoi(s.substr(comma + 1, last - comma - 1));
+  p.reduce_bytes = std::stoi(f[1]);
+  p.row_loops = *rows;
+  p.stencil_row_loops = *stencils;
   return p;
 }
 
