@@ -268,6 +268,29 @@ TEST_CASE("CPU staged transpose streaming its output: a team walks a column of t
   CHECK(k.league_size == 63 * 3);
 }
 
+TEST_CASE("CPU staged transpose: the output streams once it and its operand pass the threshold") {
+  codegen::target t;
+  t.thread_per_logical = false;
+  t.transpose.block = 16;
+  t.transpose.pad = 0;
+  t.concurrency = 1;
+  // 1000 x 40 floats in, 40 x 1000 out: 160,000 bytes each, 320,000 together; a float operand
+  // plus doubles (a double output) 480,000; the operand added is read too, but not counted.
+  array<float, 2> A(40, 1000), B(1000, 40);
+  array<double, 2> Bd(1000, 40);
+  auto streams = [&](const auto& e, std::size_t threshold) {
+    t.streaming_store_min_bytes = threshold;
+    return codegen::lower(codegen::build_graph(e), t).plan.kernels.at(0).streaming_stores;
+  };
+  CHECK(streams(transpose(A), 160000));
+  CHECK(streams(transpose(A), 320000));
+  CHECK_FALSE(streams(transpose(A), 320001));
+  CHECK(streams(transpose(A) + B, 320000));
+  CHECK_FALSE(streams(transpose(A) + B, 320001));
+  CHECK(streams(transpose(A) + Bd, 480000));
+  CHECK_FALSE(streams(transpose(A) + Bd, 480001));
+}
+
 // A CPU target's staged-transpose options as the host backends set them: 16 x 16 register
 // blocks, unpadded, 128 x 32 tiles, 256-byte write runs for streamed outputs.
 codegen::target cpu_transpose_target() {
@@ -344,8 +367,9 @@ TEST_CASE(
   CHECK(k.streaming_stores);
   CHECK(k.tile == std::vector<std::int64_t>{128, 32});
   CHECK(out_tile(k) == nullptr);
-  // Outputs below the threshold, or a target without write runs: the default tile, no buffer.
-  array<float, 2> S(30, 30);
+  // Outputs below the threshold with their operand (3840 bytes together), or a target without
+  // write runs: the default tile, no buffer.
+  array<float, 2> S(30, 16);
   k = codegen::lower(codegen::build_graph(transpose(S)), t).plan.kernels.at(0);
   CHECK_FALSE(k.streaming_stores);
   CHECK(k.tile == std::vector<std::int64_t>{128, 32});
