@@ -1314,7 +1314,7 @@ int main(int argc, char** argv) {
   app.add_flag("!--no-tune", o.tune,
                "keep Tessera's default prefetch and transpose choices (by default they are "
                "first timed on this machine with tessera::tune_prefetch and "
-               "tessera::tune_transpose_unaligned and tessera::tune_transpose, 4-6 s)");
+               "tessera::tune_transpose_unaligned and tessera::tune_transpose, 5-30 s)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

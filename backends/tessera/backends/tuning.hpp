@@ -417,20 +417,21 @@ inline std::string describe(const prefetch_tuning& p) {
 /// the line: the rule's and a half, a quarter and an eighth of it (those the kernel has), timed
 /// round-robin with the prefetch just chosen, the fastest kept where 5 % faster than the rule's:
 /// tile_mean of R x R tiles for R = 2, 4, 8, 16 (one per height class) over a square array of T
-/// four times the last-level cache (5808^2 floats, 129 MiB, with 32 MiB of L3: the 2x2 means'
-/// output streams, as a large caller's does); the elementwise row loops three ways (prefetching and
-/// streaming, prefetching only, plain), stencils on PRK's star stencil of radius 2 as sections and
-/// the others on 2A + 3B - C over sections, square arrays of doubles each four times the L3 (4096^2
-/// with 32 MiB; at most 256 MiB); and a sum of doubles (the folds that read one stream: a float sum
-/// reads streams, never prefetched) over 32 times it (at most 1 GiB) of plain memory (an array_view
-/// of new[]'s: 4 KiB pages, as callers' data usually has), on the default execution space (best of
-/// 5 each way, then 4 alternated rounds; the sum best of 3, then 4). A choice leaves the rule only
-/// where the other is 5 % faster, 3 % for the sum (closer calls flip from run to run on a busy
-/// machine). 4-7 s with 32 MiB of L3 (a Zen 5 guest). Returns the choices now in use
-/// (set_prefetch_tuning); on a GPU mapping, or where no kernel streams from memory, returns them
-/// without timing anything. Measured on a Zen 5 core (native build): tile_mean 4x4 of 8192^2 floats
-/// 0.95-0.97x Eigen with the rule's prefetch, 1.12-1.16x without it; 2x2 the other way (1.27-1.33x
-/// with, 0.92-0.96x without).
+/// four times the last-level cache, at most 256 MiB (5808^2 floats, 129 MiB, with 32 MiB of L3:
+/// the 2x2 means' output streams, as a large caller's does); the elementwise row loops three ways
+/// (prefetching and streaming, prefetching only, plain), stencils on PRK's star stencil of radius 2
+/// as sections and the others on 2A + 3B - C over sections, square arrays of doubles each four
+/// times the L3 (4096^2 with 32 MiB; at most 256 MiB); and a sum of doubles (the folds that read
+/// one stream: a float sum reads streams, never prefetched) over 32 times it (at most 1 GiB) of
+/// plain memory (an array_view of new[]'s: 4 KiB pages, as callers' data usually has), on the
+/// default execution space (best of 5 each way, then 4 alternated rounds; the sum best of 3, then
+/// 4). A choice leaves the rule only where the other is 5 % faster, 3 % for the sum (closer calls
+/// flip from run to run on a busy machine). 4-7 s with 32 MiB of L3 (a Zen 5 guest), 11-12 s on an
+/// Intel Xeon guest reporting 480 MiB (one core reading 12.5 GB/s from memory). Returns the choices
+/// now in use (set_prefetch_tuning); on a GPU mapping, or where no kernel streams from memory,
+/// returns them without timing anything. Measured on a Zen 5 core (native build): tile_mean 4x4 of
+/// 8192^2 floats 0.95-0.97x Eigen with the rule's prefetch, 1.12-1.16x without it; 2x2 the other
+/// way (1.27-1.33x with, 0.92-0.96x without).
 /// \throws what allocating the input throws; the choices in use before the call are then
 ///         kept. @pre Kokkos is initialized; not inside a parallel region.
 template <class T = float>
@@ -438,7 +439,10 @@ prefetch_tuning tune_prefetch() {
   const codegen::target target = backends::backend<execution_space>::make_target();
   if (target.thread_per_logical || target.row_prefetch_min_bytes == 0)
     return prefetch_tuning_in_use();
-  const double elems = 4.0 * double(target.row_prefetch_min_bytes) / double(sizeof(T));
+  // At most 256 MiB, as the row loops and tune_transpose_unaligned: a guest reporting 480 MiB
+  // of L3 (one core reading 12.5 GB/s from memory) timed 1.9 GB arrays, and the call took 38-40 s.
+  const double elems =
+      std::min(4.0 * double(target.row_prefetch_min_bytes), double(1 << 28)) / double(sizeof(T));
   // Rounded up to a multiple of 16: the 2x2 means' output (a quarter of the input, the L3's
   // size) then streams as a large caller's does (rounded down it stayed in cache and took
   // another store path, whose timing chose another line).
