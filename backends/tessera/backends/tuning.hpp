@@ -118,12 +118,13 @@ matmul_blocking tune_matmul() {
   return backends::host::tune<T>();
 }
 
-/// Where streamed CPU transposes (outputs of at least the last-level cache's size) assemble
-/// each output tile in team scratch and write its rows as 256-byte runs, instead of writing
-/// 16 x 16 blocks from registers: `rows_exceed_l2` (the default: where a tile's operand rows do
-/// not fit in L2 together), `always` or `never`; or `wide_rows`: never staged, in tiles of one
-/// block row whose output rows are 1 KiB runs (codegen::transpose_options::wide_row_bytes).
-/// The values are the same every way. to_string(s) names a choice (codegen/target.hpp).
+/// Where streamed CPU transposes (outputs that take at least the last-level cache's size with the
+/// operand they transpose: codegen::staged_output_streams) assemble each output tile in team
+/// scratch and write its rows as 256-byte runs, instead of writing 16 x 16 blocks from registers:
+/// `rows_exceed_l2` (the default: where a tile's operand rows do not fit in L2 together), `always`
+/// or `never`; or `wide_rows`: never staged, in tiles of one block row whose output rows are 1 KiB
+/// runs (codegen::transpose_options::wide_row_bytes). The values are the same every way.
+/// to_string(s) names a choice (codegen/target.hpp).
 using transpose_staging = codegen::tile_staging;
 
 /// The staging later Tier 1 transposes use on CPU backends.
@@ -439,10 +440,12 @@ prefetch_tuning tune_prefetch() {
   const codegen::target target = backends::backend<execution_space>::make_target();
   if (target.thread_per_logical || target.row_prefetch_min_bytes == 0)
     return prefetch_tuning_in_use();
-  // At most 256 MiB, as the row loops and tune_transpose_unaligned: a guest reporting 480 MiB
-  // of L3 (one core reading 12.5 GB/s from memory) timed 1.9 GB arrays, and the call took 38-40 s.
-  const double elems =
-      std::min(4.0 * double(target.row_prefetch_min_bytes), double(1 << 28)) / double(sizeof(T));
+  // Arrays of four times the L3, at most 256 MiB (as tune_transpose_unaligned's): a guest
+  // reporting 480 MiB of L3 (one core reading 12.5 GB/s from memory) timed 1.9 GB arrays for
+  // tile_mean, and the call took 38-40 s.
+  const double array_bytes =
+      std::min(4.0 * double(target.row_prefetch_min_bytes), double(std::size_t(256) << 20));
+  const double elems = array_bytes / double(sizeof(T));
   // Rounded up to a multiple of 16: the 2x2 means' output (a quarter of the input, the L3's
   // size) then streams as a large caller's does (rounded down it stayed in cache and took
   // another store path, whose timing chose another line).
@@ -532,9 +535,8 @@ prefetch_tuning tune_prefetch() {
     // choice is the running machine's.
     using D = double;
     constexpr index_type R = 2;
-    const double bytes = std::min(4.0 * double(target.row_prefetch_min_bytes), double(1 << 28));
     const index_type n =
-        std::max<index_type>(index_type(std::ceil(std::sqrt(bytes / sizeof(D)))), 4 * R + 1);
+        std::max<index_type>(index_type(std::ceil(std::sqrt(array_bytes / sizeof(D)))), 4 * R + 1);
     array<D, 2> a(n, n), b(n, n), c(n, n), d(n, n);
     a = D(1);
     b = D(0);

@@ -42,8 +42,8 @@ inline std::size_t stored_elem_bytes(const expr_graph& g, const kernel_spec& k) 
 /// target::streaming_store_min_bytes together. The operands count: a transpose reads as many
 /// elements as it writes, and once both pass the last-level cache the output's first lines are
 /// gone by its end. On an Intel Xeon guest reporting 480 MiB of L3, 8192^2 floats (256 MiB
-/// out) took the cached tiles, 64 x 256, at 3.6 GB/s read + written, where the streamed
-/// 128 x 32 tiles wrote 11584^2 at 19.0 GB/s.
+/// out) took the cached tiles, 64 x 256, at 3.6-4.0 GB/s read + written; streamed in 128 x 32
+/// tiles, 19.9-21.3 GB/s (best of 7).
 inline bool staged_output_streams(const expr_graph& g, const kernel_spec& k, const target& t) {
   if (t.thread_per_logical || t.streaming_store_min_bytes == 0) return false;
   const graph_node& root = g.nodes[k.root];
