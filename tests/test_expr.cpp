@@ -3,6 +3,7 @@
 // Tolerances: elementwise float ops 1e-6 relative; matmul |err| <= 1e-5 * (K + 1).
 #include "test_util.hpp"
 
+#include <numeric>
 #include <set>
 
 // `index` alone would also find POSIX ::index(); the using-declaration below hides it.
@@ -426,6 +427,63 @@ TEST_CASE("transpose staging: set_transpose_staging and tune_transpose choose ho
 #endif
 
 #if defined(KOKKOS_ENABLE_SERIAL) || defined(KOKKOS_ENABLE_OPENMP)
+TEST_CASE("memory threshold: set_memory_threshold and tune_memory_threshold move every CPU rule") {
+  const std::size_t derived = backends::host::impl::derived_memory_resident_min_bytes();
+  CHECK(memory_threshold_in_use() == derived);
+  const auto target = backends::backend<execution_space>::make_target();
+  if (target.thread_per_logical) {
+    // The GPU mapping (the emulation) neither streams nor prefetches: nothing to time.
+    CHECK(tune_memory_threshold() == derived);
+    MESSAGE("memory threshold: no CPU memory rules on the " << backend_name() << " backend");
+    return;
+  }
+  // 2A + 3B - C of 3000 x 7 doubles (168,000 bytes each), a transpose of a 301 x 97 float
+  // operand into 116,788 bytes, and sums of the doubles and of 4-byte integers (which read
+  // four streams from the threshold on): exact against Eigen with the threshold under and
+  // over each, and the plans follow it.
+  using MD = eigen_matrix<double>;
+  const MD ea = tt::random_matrix<double>(3000, 7), eb = tt::random_matrix<double>(3000, 7),
+           ec = tt::random_matrix<double>(3000, 7);
+  const array<double, 2> A = from_eigen(ea), B = from_eigen(eb), Cc = from_eigen(ec);
+  array<double, 2> D(3000, 7);
+  const M ex = tt::random_matrix<float>(301, 97);
+  const array<float, 2> X = from_eigen(ex);
+  array<float, 2> Y(97, 301);
+  std::vector<int> ints(30011);
+  for (std::size_t k = 0; k < ints.size(); ++k) ints[k] = int(k * 2654435761u % 2001) - 1000;
+  const array<int, 1> I(extent<1>(long(ints.size())), ints.data(), ints.data() + ints.size());
+  const long long int_sum = std::accumulate(ints.begin(), ints.end(), 0LL);
+  const bool streams = target.streaming_store_min_bytes > 0;
+  for (const std::size_t t : {std::size_t(4096), std::size_t(1) << 40, std::size_t(0)}) {
+    CAPTURE(t);
+    set_memory_threshold(t);
+    const std::size_t in_use = t > 0 ? t : derived;
+    CHECK(memory_threshold_in_use() == in_use);
+    const auto now = backends::backend<execution_space>::make_target();
+    CHECK(now.row_prefetch_min_bytes == in_use);
+    CHECK(now.streaming_store_min_bytes == (streams ? in_use : 0));
+    D = 2.0 * A + 3.0 * B - Cc;
+    CHECK(max_abs_diff(to_eigen(D), MD(2.0 * ea + 3.0 * eb - ec)) == 0.0);
+    CHECK(tt::has(explain(D, 2.0 * A + 3.0 * B - Cc), "non-temporal") == (streams && t == 4096));
+    Y = transpose(X);
+    CHECK(max_abs_diff(to_eigen(Y), M(ex.transpose())) == 0.0);
+    CHECK(std::abs(sum(A) - ea.sum()) <= 1e-12 * ea.cwiseAbs().sum());
+    CHECK(sum(I) == int_sum);
+  }
+  // Tuned: the derived threshold, or a size from twice L2 up that is smaller; the kernels are
+  // exact under it.
+  const std::size_t tuned = tune_memory_threshold();
+  CHECK(memory_threshold_in_use() == tuned);
+  const std::size_t l2 = target.l2_bytes > 0 ? target.l2_bytes : std::size_t(1) << 20;
+  CHECK((tuned == derived || (tuned >= 2 * l2 && tuned < derived)));
+  MESSAGE("tune_memory_threshold on this machine: " << tuned << " bytes (derived: " << derived
+                                                    << ")");
+  D = 2.0 * A + 3.0 * B - Cc;
+  CHECK(max_abs_diff(to_eigen(D), MD(2.0 * ea + 3.0 * eb - ec)) == 0.0);
+  set_memory_threshold(0);  // the derived one for the rest
+  CHECK(memory_threshold_in_use() == derived);
+}
+
 TEST_CASE("unaligned transpose blocks: every kernel, set by hand or by tune_transpose_unaligned") {
   using backends::host::transpose_block_size;
   CHECK(transpose_unaligned_in_use() ==

@@ -291,6 +291,31 @@ TEST_CASE("CPU staged transpose: the output streams once it and its operand pass
   CHECK_FALSE(streams(transpose(A) + Bd, 480001));
 }
 
+TEST_CASE("CPU staged transpose: rows that are not whole blocks follow their own threshold") {
+  codegen::target t;
+  t.thread_per_logical = false;
+  t.transpose.block = 16;
+  t.transpose.pad = 0;
+  t.concurrency = 1;
+  t.streaming_store_min_bytes = 4096;
+  // Out 40 x 1000 floats (rows of 62.5 blocks; 320,000 bytes with the operand) and 40 x 1008
+  // (whole blocks; 322,560 bytes): with unaligned_rows_min_bytes set, the first counts against
+  // it, the second against streaming_store_min_bytes as before; unset, both count against
+  // streaming_store_min_bytes.
+  array<float, 2> A(1000, 40), W(1008, 40);
+  auto streams = [&](const auto& e, std::size_t unaligned) {
+    t.transpose.unaligned_rows_min_bytes = unaligned;
+    return codegen::lower(codegen::build_graph(e), t).plan.kernels.at(0).streaming_stores;
+  };
+  CHECK(streams(transpose(A), 0));
+  CHECK(streams(transpose(A), 320000));
+  CHECK_FALSE(streams(transpose(A), 320001));
+  CHECK(streams(transpose(W), 0));
+  CHECK(streams(transpose(W), std::size_t(1) << 40));
+  t.streaming_store_min_bytes = 322561;
+  CHECK_FALSE(streams(transpose(W), 4096));
+}
+
 // A CPU target's staged-transpose options as the host backends set them: 16 x 16 register
 // blocks, unpadded, 128 x 32 tiles, 256-byte write runs for streamed outputs.
 codegen::target cpu_transpose_target() {

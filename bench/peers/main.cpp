@@ -61,14 +61,15 @@ using tour::scaled_side;
 struct options {
   int threads = 1, reps = 5;
   double scale = 1.0;
-  double min_run_us = 20;        // a timed run lasts at least this long (calls_per_run)
-  std::string only, contender;   // contender: run one contender only (child process mode)
-  bool tune = true;              // time Tessera's prefetch and transpose choices first
-  std::string prefetch;          // child process mode: the parent's choices (prefetch_arg)
-  std::string unaligned;         // child process mode: the parent's transpose blocks (strips,
-                                 // quads, halves, halves-prefetched), outputs in cache
-  std::string unaligned_memory;  // and larger outputs
-  std::string staging;           // child process mode: the parent's transpose staging
+  double min_run_us = 20;            // a timed run lasts at least this long (calls_per_run)
+  std::string only, contender;       // contender: run one contender only (child process mode)
+  bool tune = true;                  // time Tessera's prefetch and transpose choices first
+  std::string prefetch;              // child process mode: the parent's choices (prefetch_arg)
+  std::string unaligned;             // child process mode: the parent's transpose blocks (strips,
+                                     // quads, halves, halves-prefetched), outputs in cache
+  std::string unaligned_memory;      // and larger outputs
+  std::string staging;               // child process mode: the parent's transpose staging
+  std::size_t memory_threshold = 0;  // child process mode: the parent's (0: the derived one)
 };
 
 /// The prefetch choices as one command-line word for a child process: a 0/1 per tile_reduce
@@ -1035,7 +1036,9 @@ inline std::map<std::string, std::pair<double, double>> time_in_child(
       "--unaligned-memory",
       tessera::backends::host::short_name(tessera::transpose_unaligned_in_use().memory),
       "--staging",
-      to_string(tessera::transpose_staging_in_use())};
+      to_string(tessera::transpose_staging_in_use()),
+      "--memory-threshold",
+      std::to_string(tessera::memory_threshold_in_use())};
   // --threads only where it is not the default: Kokkos 3.4 (Debian's) reads `--threads` as its
   // own argument, wants `=INT` and aborts the program without it.
   if (o.threads != 1) args.insert(args.begin() + 1, {"--threads", std::to_string(o.threads)});
@@ -1122,6 +1125,7 @@ inline int run(const options& o) {
                 EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION, Eigen::SimdInstructionSetsInUse(),
                 o.threads);
   }
+  if (child && o.memory_threshold > 0) tessera::set_memory_threshold(o.memory_threshold);
   if (child && !o.prefetch.empty()) tessera::set_prefetch_tuning(parse_prefetch_arg(o.prefetch));
   if (child) {
     tessera::transpose_unaligned_choice u = tessera::transpose_unaligned_in_use();
@@ -1140,7 +1144,13 @@ inline int run(const options& o) {
     // Whether a software prefetch helps Tessera's streaming kernels depends on the core's
     // hardware prefetchers, which no cache size tells: timed here, explicitly (--no-tune: the
     // derived rules).
+    // Where memory starts for Tessera's kernels (streaming stores, prefetch), which a guest's
+    // reported last-level cache may not tell: timed first, as the other choices depend on it.
     Kokkos::Timer t;
+    const std::size_t threshold = tessera::tune_memory_threshold();
+    std::printf("Tessera memory threshold (tessera::tune_memory_threshold, %.1f s): %.1f MiB\n",
+                t.seconds(), double(threshold) / double(1 << 20));
+    t.reset();
     const tessera::prefetch_tuning p = tessera::tune_prefetch();
     std::printf("Tessera prefetch (tessera::tune_prefetch, %.1f s): %s\n", t.seconds(),
                 tessera::describe(p).c_str());
@@ -1311,9 +1321,12 @@ int main(int argc, char** argv) {
   for (const auto s : tessera::codegen::tile_stagings) stagings.push_back(to_string(s));
   app.add_option("--staging", o.staging, "(internal) Tessera's transpose staging, as tuned")
       ->check(CLI::IsMember(stagings));
+  app.add_option("--memory-threshold", o.memory_threshold,
+                 "(internal) Tessera's memory threshold in bytes, as tuned");
   app.add_flag("!--no-tune", o.tune,
-               "keep Tessera's default prefetch and transpose choices (by default they are "
-               "first timed on this machine with tessera::tune_prefetch and "
+               "keep Tessera's default memory threshold, prefetch and transpose choices (by "
+               "default they are first timed on this machine with "
+               "tessera::tune_memory_threshold, tessera::tune_prefetch, "
                "tessera::tune_transpose_unaligned and tessera::tune_transpose, 5-30 s)");
   try {
     app.parse(argc, argv);

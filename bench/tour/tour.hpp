@@ -51,9 +51,10 @@ inline options parse(CLI::App& app, int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--only", o.only, std::string("run one workload: ") + workload_list());
   app.add_flag("!--no-tune", o.tune,
-               "keep the CPU kernels' default prefetch and transpose choices (by default the "
-               "tour first times them on this machine with tessera::tune_prefetch and "
-               "tessera::tune_transpose_unaligned and tessera::tune_transpose, 5-6 s)");
+               "keep the CPU kernels' default memory threshold, prefetch and transpose choices "
+               "(by default the tour first times them on this machine with "
+               "tessera::tune_memory_threshold, tessera::tune_prefetch, "
+               "tessera::tune_transpose_unaligned and tessera::tune_transpose, 5-30 s)");
   app.add_option("--json", o.json, "write the results as JSON to this path");
   app.add_option("--plot", o.plot, "draw speedup vs Eigen (log scale) to PATH.svg or PATH.png");
   app.allow_extras();
@@ -302,7 +303,13 @@ inline int run_all(const options& opt) {
   // core's hardware prefetchers, which no cache size tells; timed here, explicitly.
   if (opt.tune &&
       !tessera::backends::backend<tessera::execution_space>::make_target().thread_per_logical) {
+    // Where memory starts for the kernels (streaming stores, prefetch): a guest's reported
+    // last-level cache may be shared or absent; timed first, as the other choices depend on it.
     Kokkos::Timer t;
+    const std::size_t threshold = tessera::tune_memory_threshold();
+    std::printf("memory threshold (tessera::tune_memory_threshold, %.1f s): %.1f MiB\n",
+                t.seconds(), double(threshold) / double(1 << 20));
+    t.reset();
     const tessera::prefetch_tuning p = tessera::tune_prefetch();
     std::printf("prefetch (tessera::tune_prefetch, %.1f s): %s\n", t.seconds(),
                 tessera::describe(p).c_str());

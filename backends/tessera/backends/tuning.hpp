@@ -118,6 +118,83 @@ matmul_blocking tune_matmul() {
   return backends::host::tune<T>();
 }
 
+/// The memory threshold of CPU kernels, in bytes: outputs at least this large are written with
+/// streaming stores, row loops and folds moving this much prefetch from memory (and folds read
+/// it as several streams), staged transposes whose output and operand reach it together stream.
+/// By default the last-level cache the machine reports (32 MiB where it reports none); a value
+/// set_memory_threshold or tune_memory_threshold set replaces it.
+inline std::size_t memory_threshold_in_use() {
+  return backends::host::impl::memory_resident_min_bytes();
+}
+/// Uses `bytes` as the memory threshold of later CPU kernels; 0: the derived one again (the
+/// reported last-level cache). Plans made before are rebuilt. The values are the same either way.
+inline void set_memory_threshold(std::size_t bytes) {
+  backends::host::set_memory_threshold(bytes);
+}
+/// Measures where this machine's memory starts for Tessera's CPU kernels, as a guest's reported
+/// last-level cache may be shared with other guests or not be there at all: at output sizes S of
+/// twice L2, doubling up to the derived threshold (at most 128 MiB), from the largest down, it
+/// times 2A + 3B - C (doubles, S bytes each), a transpose of floats (about S bytes) and a sum of
+/// the doubles, with the threshold at S (their memory ways: streamed, prefetched) and with none
+/// (their cache ways), best of 3 each, then 2 alternated rounds. The threshold becomes the
+/// smallest S from which the memory ways are 3 % faster at every size timed; where they are not
+/// at the largest, the derived threshold stays. Measured on an Intel Xeon guest reporting 480 MiB
+/// of L3 (2 MiB of L2 per core; GB/s read + written, memory way against cache way): 2A + 3B - C
+/// at 4 MiB 28.5 against 21.9, at 128 MiB 19.5 against 15.9; transposes of 1024^2 floats 24.1
+/// against 12.9, 4096^2 20.0 against 3.7; sums alike up to 16 MiB and ahead from 32 MiB (f64:
+/// 17.9 against 16.1 GB/s at 64 MiB). About 2-3 s with 480 MiB reported, and six arrays of the
+/// largest S at once. Returns the threshold now in use; on a GPU mapping returns it untimed.
+/// Explicit: nothing calls it implicitly.
+/// \throws what allocating the arrays throws; the threshold in use before is then kept.
+///         @pre Kokkos is initialized; not inside a parallel region.
+inline std::size_t tune_memory_threshold() {
+  namespace host = backends::host;
+  const codegen::target target = backends::backend<execution_space>::make_target();
+  if (target.thread_per_logical) return memory_threshold_in_use();
+  const std::size_t l2 = target.l2_bytes > 0 ? target.l2_bytes : std::size_t(1) << 20;
+  const std::size_t derived = host::impl::derived_memory_resident_min_bytes();
+  const std::size_t top = std::min(derived, std::size_t(128) << 20);
+  std::vector<std::size_t> sizes;
+  for (std::size_t s = 2 * l2; s <= top; s *= 2) sizes.push_back(s);
+  struct restore {
+    std::size_t before = host::impl::memory_threshold_setting().load();
+    bool done = false;
+    ~restore() {
+      if (!done) backends::host::set_memory_threshold(before);
+    }
+  } guard;
+  // The cache ways: a threshold no array reaches.
+  constexpr std::size_t none = std::size_t(1) << 62;
+  std::size_t pick = 0;
+  for (auto s = sizes.rbegin(); s != sizes.rend(); ++s) {
+    using D = double;
+    const index_type n = index_type(*s / sizeof(D));
+    const index_type side =
+        std::max<index_type>(index_type(std::sqrt(double(*s) / sizeof(float))) / 16 * 16, 16);
+    array<D, 1> a(n), b(n), c(n), d(n);
+    array<float, 2> x(side, side), y(side, side);
+    a = D(1);
+    b = D(2);
+    c = D(3);
+    x = 1.f;
+    volatile D sink = D(0);
+    const auto [memory, cache] = impl::best_seconds_of_two(
+        *s, none, host::set_memory_threshold,
+        [&] {
+          d = D(2) * a + D(3) * b - c;
+          y = transpose(x);
+          sink = sum(a);
+        },
+        3, 2);
+    (void)sink;  // stored only so that no sum is optimised away
+    if (!(memory < 0.97 * cache)) break;
+    pick = *s;
+  }
+  host::set_memory_threshold(pick > 0 && pick < derived ? pick : 0);
+  guard.done = true;
+  return memory_threshold_in_use();
+}
+
 /// Where streamed CPU transposes (outputs that take at least the last-level cache's size with the
 /// operand they transpose: codegen::staged_output_streams) assemble each output tile in team
 /// scratch and write its rows as 256-byte runs, instead of writing 16 x 16 blocks from registers:
@@ -135,8 +212,9 @@ inline transpose_staging transpose_staging_in_use() {
 inline void set_transpose_staging(transpose_staging s) {
   backends::host::set_transpose_staging(s);
 }
-/// Times a square transpose of T (default float) whose output is twice the streaming threshold
-/// (side x side elements, side a multiple of 16: 4096 floats with a 32 MiB last-level cache),
+/// Times a square transpose of T (default float) whose output is twice the derived memory
+/// threshold, at most 256 MiB and at least twice the threshold in use (memory_threshold_in_use;
+/// side x side elements, side a multiple of 16: 4096 floats with a 32 MiB last-level cache),
 /// staged, unstaged and in wide rows, on the default execution space (best of 3 each, then 2
 /// alternated rounds: 16 transposes with a warm-up), and uses the fastest for later
 /// transposes: wide_rows where it is 3 % faster than both others, else `always` or `never`
@@ -155,7 +233,13 @@ transpose_staging tune_transpose() {
   if (target.thread_per_logical || target.transpose.stream_run_bytes <= 0 ||
       target.streaming_store_min_bytes == 0)
     return transpose_staging_in_use();
-  const double elems = 2.0 * double(target.streaming_store_min_bytes) / double(sizeof(T));
+  // Twice the derived threshold, at most 256 MiB (the transposes it decides for are large
+  // ones), and at least twice the threshold in use (so that the output streams).
+  const double bytes =
+      std::max(2.0 * double(target.streaming_store_min_bytes),
+               std::min(2.0 * double(backends::host::impl::derived_memory_resident_min_bytes()),
+                        double(std::size_t(256) << 20)));
+  const double elems = bytes / double(sizeof(T));
   const index_type side = std::max<index_type>(index_type(std::sqrt(elems)) / 16 * 16, 16);
   array<T, 2> a(side, side), t(side, side);
   a = T(1);
@@ -418,7 +502,8 @@ inline std::string describe(const prefetch_tuning& p) {
 /// the line: the rule's and a half, a quarter and an eighth of it (those the kernel has), timed
 /// round-robin with the prefetch just chosen, the fastest kept where 5 % faster than the rule's:
 /// tile_mean of R x R tiles for R = 2, 4, 8, 16 (one per height class) over a square array of T
-/// four times the last-level cache, at most 256 MiB (5808^2 floats, 129 MiB, with 32 MiB of L3:
+/// four times the last-level cache reported, at most 256 MiB, or four times a larger memory
+/// threshold in use (memory_threshold_in_use) (5808^2 floats, 129 MiB, with 32 MiB of L3:
 /// the 2x2 means' output streams, as a large caller's does); the elementwise row loops three ways
 /// (prefetching and streaming, prefetching only, plain), stencils on PRK's star stencil of radius 2
 /// as sections and the others on 2A + 3B - C over sections, square arrays of doubles each four
@@ -442,9 +527,12 @@ prefetch_tuning tune_prefetch() {
     return prefetch_tuning_in_use();
   // Arrays of four times the L3, at most 256 MiB (as tune_transpose_unaligned's): a guest
   // reporting 480 MiB of L3 (one core reading 12.5 GB/s from memory) timed 1.9 GB arrays for
-  // tile_mean, and the call took 38-40 s.
-  const double array_bytes =
-      std::min(4.0 * double(target.row_prefetch_min_bytes), double(std::size_t(256) << 20));
+  // tile_mean, and the call took 38-40 s. The L3 reported, or four times a larger threshold,
+  // not four times a smaller one measured (tune_memory_threshold): the choices are for data
+  // from memory, and with 4 MiB measured there, 16 MiB arrays chose plain row loops.
+  const double derived = double(backends::host::impl::derived_memory_resident_min_bytes());
+  const double array_bytes = std::max(4.0 * double(target.row_prefetch_min_bytes),
+                                      std::min(4.0 * derived, double(std::size_t(256) << 20)));
   const double elems = array_bytes / double(sizeof(T));
   // Rounded up to a multiple of 16: the 2x2 means' output (a quarter of the input, the L3's
   // size) then streams as a large caller's does (rounded down it stayed in cache and took
@@ -584,8 +672,9 @@ prefetch_tuning tune_prefetch() {
     // a float sum of memory without gaps reads four streams instead (kernel_plan::
     // reduce_streams) and never prefetches; timing it compared one code with itself.
     using D = double;
-    const std::size_t n = std::size_t(
-        std::min(32.0 * double(target.row_prefetch_min_bytes), double(1ll << 30)) / sizeof(D));
+    const std::size_t n = std::size_t(std::max(32.0 * double(target.row_prefetch_min_bytes),
+                                               std::min(32.0 * derived, double(1ll << 30))) /
+                                      sizeof(D));
     const std::unique_ptr<D[]> plain(new D[n]);
     std::fill_n(plain.get(), n, D(1));
     const array_view<const D, 1> v(extent<1>(index_type(n)), plain.get());

@@ -106,6 +106,12 @@ struct transpose_options {
   /// CPUs: under tile_staging::wide_rows, the bytes of each row of a streamed output's default
   /// tile (whole blocks; 0: the rule's tiles)
   int wide_row_bytes = 0;
+  /// CPUs: outputs whose rows are not whole blocks (never written with streaming stores) take
+  /// the streamed outputs' tiles from this footprint on (output and operands together; 0: from
+  /// target::streaming_store_min_bytes, as the others): the last-level cache the machine
+  /// reports, where a measured memory threshold (tessera::tune_memory_threshold) counts only
+  /// outputs that stream.
+  std::size_t unaligned_rows_min_bytes = 0;
 };
 
 /// Matrix multiplies (kernel_family::matmul).

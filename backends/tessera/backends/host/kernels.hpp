@@ -810,11 +810,14 @@ struct kernels {
     const index_type per = k.tiles_per_team, groups_i = (tiles_i + per - 1) / per;
     const index_type group = k.staged_row_group > 0 ? k.staged_row_group : tw;
     // Blocks whose output rows do not start on a line: the kernel in use for an output of this
-    // size (read once a launch).
+    // size (read once a launch), placed by the last-level cache the machine reports, not by the
+    // memory threshold: such rows never stream, and a threshold measured with streaming stores
+    // says nothing of where their lines stay (999 x 666 floats, on an Intel Xeon guest whose
+    // measured threshold was 4 MiB: 206 us in the cache's kernel, 281 in the memory's).
     const unaligned_block_store unaligned =
         transpose_unaligned_setting(
             output_place_of(std::size_t(rows) * std::size_t(cols) * sizeof(T),
-                            impl::memory_resident_min_bytes()))
+                            impl::derived_memory_resident_min_bytes()))
             .load();
     // A plain transpose of an operand of the output's type: its full blocks go from registers
     // straight to their destination, no scratch bounce; where the plan says so

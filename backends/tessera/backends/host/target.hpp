@@ -71,6 +71,13 @@ inline void set_prefetch(
   ++codegen::target_generation();
 }
 
+/// Makes `bytes` the memory threshold of later CPU kernels (impl::memory_resident_min_bytes; 0:
+/// the derived one again; plans made before are not reused).
+inline void set_memory_threshold(std::size_t bytes) {
+  impl::memory_threshold_setting().store(bytes);
+  ++codegen::target_generation();
+}
+
 template <class Space>
 codegen::target make_target() {
   codegen::target t = backends::impl::kokkos_target<Space>();
@@ -129,6 +136,10 @@ codegen::target make_target() {
   // staged transpose counts the operand it transposes with its output (staged_output_streams).
   const std::size_t memory_bytes = impl::memory_resident_min_bytes();
   t.streaming_store_min_bytes = streaming_supported ? memory_bytes : 0;
+  // Transposes' outputs whose rows never stream (not whole blocks) keep the reported L3's rule
+  // for their tiles, whatever threshold was set or measured.
+  t.transpose.unaligned_rows_min_bytes =
+      streaming_supported ? impl::derived_memory_resident_min_bytes() : 0;
   // Row loops moving more than the last-level cache holds prefetch their operands' leading
   // rows 4 KiB ahead: about what one core's memory bandwidth brings in during one memory
   // latency (40 GB/s x 100 ns). PRK's stencil as sections (8000^2 doubles, Zen 5 core): 20 ->

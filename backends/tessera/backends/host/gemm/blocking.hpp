@@ -8,6 +8,7 @@
 #include <tessera/dsl/errors.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -99,14 +100,31 @@ inline cache_sizes host_caches() {
 }
 
 /// Bytes of data from which a CPU kernel takes its operands to come from memory and its output
-/// to go there, not to stay in cache: the last-level cache this machine reports (host_caches;
-/// 32 MiB on the 2-core Zen 4 the README measures), or 32 MiB where it reports none. Outputs
-/// this large leave through streaming stores and the inputs of row loops and reductions this
-/// large are prefetched (host/target.hpp): they would not stay in the last-level cache for the
-/// next kernel anyway.
-inline std::size_t memory_resident_min_bytes() {
+/// to go there, as derived from the cache sizes: the last-level cache this machine reports
+/// (host_caches; 32 MiB on the 2-core Zen 4 the README measures), or 32 MiB where it reports
+/// none. A guest may report a cache it shares with other guests or never gets: an Intel Xeon
+/// guest reporting 480 MiB of L3 wrote 2048^2-float transposes at 25 GB/s with streaming stores
+/// and 5.7-15.5 GB/s without (tessera::tune_memory_threshold measures it instead).
+inline std::size_t derived_memory_resident_min_bytes() {
   const cache_sizes c = host_caches();
   return c.l3_reported ? std::size_t(c.l3) : std::size_t{32} << 20;
+}
+
+/// The threshold tessera::set_memory_threshold or tessera::tune_memory_threshold set, in bytes
+/// (0: none set, derived_memory_resident_min_bytes applies). Thread-safe.
+inline std::atomic<std::size_t>& memory_threshold_setting() {
+  static std::atomic<std::size_t> setting{0};
+  return setting;
+}
+
+/// Bytes of data from which a CPU kernel takes its operands to come from memory and its output
+/// to go there, not to stay in cache: the threshold set (memory_threshold_setting), else the
+/// derived one (derived_memory_resident_min_bytes). Outputs this large leave through streaming
+/// stores and the inputs of row loops and reductions this large are prefetched
+/// (host/target.hpp): they would not stay in the last-level cache for the next kernel anyway.
+inline std::size_t memory_resident_min_bytes() {
+  const std::size_t set = memory_threshold_setting().load();
+  return set > 0 ? set : derived_memory_resident_min_bytes();
 }
 
 inline void check_blocking(const char* fn, const gemm_blocking& b) {
