@@ -598,7 +598,7 @@ TEST_CASE("unaligned transpose blocks: every kernel, set by hand or by tune_tran
     // A kernel for each place, set apart: an output past a third of the last-level cache (at
     // most 48 MiB: a larger cache leaves it in `cache`), its rows 12 floats past whole lines,
     // and a 999 x 666 one, each exact with every pair of kernels.
-    const std::size_t llc = backends::host::impl::memory_resident_min_bytes();
+    const std::size_t llc = backends::host::impl::derived_memory_resident_min_bytes();
     const long side =
         long(std::sqrt(double(std::min(llc, std::size_t(144) << 20)) / 12.0)) / 16 * 16 + 25;
     CAPTURE(side);

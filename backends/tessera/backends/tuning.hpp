@@ -346,7 +346,9 @@ inline transpose_unaligned_choice tune_transpose_unaligned() {
 #endif
   if (!applies || target.thread_per_logical) return transpose_unaligned_in_use();
   const std::size_t l2 = target.l2_bytes > 0 ? target.l2_bytes : std::size_t(1) << 20;
-  const std::size_t llc = std::max(backends::host::impl::memory_resident_min_bytes(), l2);
+  // The reported last-level cache, not a memory threshold set or measured: the kernels place
+  // their outputs by it (such rows never stream; backends/host/kernels.hpp).
+  const std::size_t llc = std::max(backends::host::impl::derived_memory_resident_min_bytes(), l2);
   auto side_of = [](double bytes) {
     return std::max<index_type>(index_type(std::sqrt(bytes / sizeof(float))) / 16 * 16, 32);
   };
