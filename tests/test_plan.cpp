@@ -268,12 +268,19 @@ TEST_CASE("CPU staged transpose streaming its output: a team walks a column of t
   CHECK(k.league_size == 63 * 3);
 }
 
-TEST_CASE("CPU staged transpose: the output streams once it and its operand pass the threshold") {
+// A CPU target of one member per team, one thread, 16 x 16 register blocks, unpadded: where the
+// streaming thresholds of staged transposes are checked.
+codegen::target one_thread_transpose_target() {
   codegen::target t;
   t.thread_per_logical = false;
   t.transpose.block = 16;
   t.transpose.pad = 0;
   t.concurrency = 1;
+  return t;
+}
+
+TEST_CASE("CPU staged transpose: the output streams once it and its operand pass the threshold") {
+  codegen::target t = one_thread_transpose_target();
   // 1000 x 40 floats in, 40 x 1000 out: 160,000 bytes each, 320,000 together; a float operand
   // plus doubles (a double output) 480,000; the operand added is read too, but not counted.
   array<float, 2> A(40, 1000), B(1000, 40);
@@ -292,11 +299,7 @@ TEST_CASE("CPU staged transpose: the output streams once it and its operand pass
 }
 
 TEST_CASE("CPU staged transpose: rows that are not whole blocks follow their own threshold") {
-  codegen::target t;
-  t.thread_per_logical = false;
-  t.transpose.block = 16;
-  t.transpose.pad = 0;
-  t.concurrency = 1;
+  codegen::target t = one_thread_transpose_target();
   t.streaming_store_min_bytes = 4096;
   // Out 40 x 1000 floats (rows of 62.5 blocks; 320,000 bytes with the operand) and 40 x 1008
   // (whole blocks; 322,560 bytes): with unaligned_rows_min_bytes set, the first counts against
