@@ -145,9 +145,13 @@ inline void set_memory_threshold(std::size_t bytes) {
 /// 17.9 against 16.1 GB/s at 64 MiB). About 2-3 s with 480 MiB reported, and six arrays of the
 /// largest S at once. Returns the threshold now in use; on a GPU mapping returns it untimed.
 /// Explicit: nothing calls it implicitly.
+/// \tparam D the element type of 2A + 3B - C and of the sum (double). A template, as the other
+///         tunings: a program that never calls it never compiles it for a GPU (clang 15's
+///         AMDGPU back end fails on a double sum's kernel at -O0 for gfx90a).
 /// \throws what allocating the arrays throws; the threshold in use before is then kept.
 ///         @pre Kokkos is initialized; not inside a parallel region.
-inline std::size_t tune_memory_threshold() {
+template <class D = double>
+std::size_t tune_memory_threshold() {
   namespace host = backends::host;
   const codegen::target target = backends::backend<execution_space>::make_target();
   if (target.thread_per_logical) return memory_threshold_in_use();
@@ -167,7 +171,6 @@ inline std::size_t tune_memory_threshold() {
   constexpr std::size_t none = std::size_t(1) << 62;
   std::size_t pick = 0;
   for (auto s = sizes.rbegin(); s != sizes.rend(); ++s) {
-    using D = double;
     const index_type n = index_type(*s / sizeof(D));
     const index_type side =
         std::max<index_type>(index_type(std::sqrt(double(*s) / sizeof(float))) / 16 * 16, 16);
