@@ -63,7 +63,7 @@ struct options {
   double scale = 1.0;
   double min_run_us = 20;            // a timed run lasts at least this long (calls_per_run)
   std::string only, contender;       // contender: run one contender only (child process mode)
-  bool tune = true;                  // time Tessera's prefetch and transpose choices first
+  bool tune = true;                  // time Tessera's threshold, prefetch, transposes first
   std::string prefetch;              // child process mode: the parent's choices (prefetch_arg)
   std::string unaligned;             // child process mode: the parent's transpose blocks (strips,
                                      // quads, halves, halves-prefetched), outputs in cache

@@ -56,6 +56,15 @@ std::array<double, K> best_seconds_of(const std::array<C, K>& c, const Use& use,
     for (std::size_t i = 0; i < K; ++i) t[i] = std::min(t[i], best_of(c[i], 1));
   return t;
 }
+/// The bytes a tuning times for data from memory: k times the last-level cache the machine
+/// reports (host::impl::derived_memory_resident_min_bytes), at most `cap`, but never less than
+/// k times `in_use` (the threshold of the rule being timed, which may have been set or measured
+/// larger). Not k times a smaller measured threshold: the choices are for data from memory, and
+/// with 4 MiB measured (tune_memory_threshold) 16 MiB arrays had chosen plain row loops.
+inline double memory_sized_bytes(double k, std::size_t in_use, double cap) {
+  const double derived = double(backends::host::impl::derived_memory_resident_min_bytes());
+  return std::max(k * double(in_use), std::min(k * derived, cap));
+}
 /// The choice least behind the fastest in its worst place: seconds[p][k] is choice k's time in
 /// place p (e.g. where a kernel's output lines are), and choice k's score in place p is
 /// min_k' seconds[p][k'] / seconds[p][k] (1: the fastest there). Returns the k whose smallest
@@ -142,7 +151,7 @@ inline void set_memory_threshold(std::size_t bytes) {
 /// of L3 (2 MiB of L2 per core; GB/s read + written, memory way against cache way): 2A + 3B - C
 /// at 4 MiB 28.5 against 21.9, at 128 MiB 19.5 against 15.9; transposes of 1024^2 floats 24.1
 /// against 12.9, 4096^2 20.0 against 3.7; sums alike up to 16 MiB and ahead from 32 MiB (f64:
-/// 17.9 against 16.1 GB/s at 64 MiB). About 2-3 s with 480 MiB reported, and six arrays of the
+/// 17.9 against 16.1 GB/s at 64 MiB). About 2-4 s with 480 MiB reported, and six arrays of the
 /// largest S at once. Returns the threshold now in use; on a GPU mapping returns it untimed.
 /// Explicit: nothing calls it implicitly.
 /// \tparam D the element type of 2A + 3B - C and of the sum (double). A template, as the other
@@ -239,9 +248,7 @@ transpose_staging tune_transpose() {
   // Twice the derived threshold, at most 256 MiB (the transposes it decides for are large
   // ones), and at least twice the threshold in use (so that the output streams).
   const double bytes =
-      std::max(2.0 * double(target.streaming_store_min_bytes),
-               std::min(2.0 * double(backends::host::impl::derived_memory_resident_min_bytes()),
-                        double(std::size_t(256) << 20)));
+      impl::memory_sized_bytes(2, target.streaming_store_min_bytes, double(std::size_t(256) << 20));
   const double elems = bytes / double(sizeof(T));
   const index_type side = std::max<index_type>(index_type(std::sqrt(elems)) / 16 * 16, 16);
   array<T, 2> a(side, side), t(side, side);
@@ -532,12 +539,10 @@ prefetch_tuning tune_prefetch() {
     return prefetch_tuning_in_use();
   // Arrays of four times the L3, at most 256 MiB (as tune_transpose_unaligned's): a guest
   // reporting 480 MiB of L3 (one core reading 12.5 GB/s from memory) timed 1.9 GB arrays for
-  // tile_mean, and the call took 38-40 s. The L3 reported, or four times a larger threshold,
-  // not four times a smaller one measured (tune_memory_threshold): the choices are for data
-  // from memory, and with 4 MiB measured there, 16 MiB arrays chose plain row loops.
-  const double derived = double(backends::host::impl::derived_memory_resident_min_bytes());
-  const double array_bytes = std::max(4.0 * double(target.row_prefetch_min_bytes),
-                                      std::min(4.0 * derived, double(std::size_t(256) << 20)));
+  // tile_mean, and the call took 38-40 s. Four times a larger threshold in use, never a smaller
+  // one (impl::memory_sized_bytes).
+  const double array_bytes =
+      impl::memory_sized_bytes(4, target.row_prefetch_min_bytes, double(std::size_t(256) << 20));
   const double elems = array_bytes / double(sizeof(T));
   // Rounded up to a multiple of 16: the 2x2 means' output (a quarter of the input, the L3's
   // size) then streams as a large caller's does (rounded down it stayed in cache and took
@@ -677,9 +682,8 @@ prefetch_tuning tune_prefetch() {
     // a float sum of memory without gaps reads four streams instead (kernel_plan::
     // reduce_streams) and never prefetches; timing it compared one code with itself.
     using D = double;
-    const std::size_t n = std::size_t(std::max(32.0 * double(target.row_prefetch_min_bytes),
-                                               std::min(32.0 * derived, double(1ll << 30))) /
-                                      sizeof(D));
+    const std::size_t n = std::size_t(
+        impl::memory_sized_bytes(32, target.row_prefetch_min_bytes, double(1ll << 30)) / sizeof(D));
     const std::unique_ptr<D[]> plain(new D[n]);
     std::fill_n(plain.get(), n, D(1));
     const array_view<const D, 1> v(extent<1>(index_type(n)), plain.get());

@@ -132,7 +132,8 @@ codegen::target make_target() {
   // Outputs larger than the last-level cache are written with non-temporal stores: they
   // cannot stay in cache for the next kernel anyway, and skipping the read-for-ownership
   // halves the traffic of the write side. Smaller outputs are stored normally and stay
-  // cache-resident. The threshold is this machine's L3 (impl::memory_resident_min_bytes); a
+  // cache-resident. The threshold (impl::memory_resident_min_bytes) is the one set or measured
+  // (set_memory_threshold, tessera::tune_memory_threshold), else this machine's L3; a
   // staged transpose counts the operand it transposes with its output (staged_output_streams).
   const std::size_t memory_bytes = impl::memory_resident_min_bytes();
   t.streaming_store_min_bytes = streaming_supported ? memory_bytes : 0;
