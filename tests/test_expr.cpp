@@ -484,6 +484,38 @@ TEST_CASE("memory threshold: set_memory_threshold and tune_memory_threshold move
   CHECK(memory_threshold_in_use() == derived);
 }
 
+TEST_CASE("matmul blocking: a Tier 1 product takes the A prefetch set, with the same bits") {
+  const auto target = backends::backend<execution_space>::make_target();
+  if (target.thread_per_logical) {
+    MESSAGE("matmul blocking: no packed CPU matmul on the " << backend_name() << " backend");
+    return;
+  }
+  // 403 x 301 x 517 doubles: packed (A alone is 1.6 MB), several K blocks of 256.
+  using MD = eigen_matrix<double>;
+  const MD ea = tt::random_matrix<double>(403, 517), eb = tt::random_matrix<double>(517, 301);
+  const array<double, 2> A = from_eigen(ea), B = from_eigen(eb);
+  array<double, 2> C(403, 301);
+  const matmul_blocking before = matmul_blocking_in_use<double>();
+  matmul_blocking b = before;
+  b.kc = 256;
+  set_matmul_blocking<double>(b);
+  C = matmul(A, B);
+  const MD plain = to_eigen(C);
+  CHECK(max_abs_diff(plain, MD(ea * eb)) <= 1e-13 * 517);
+  CHECK_FALSE(tt::has(explain(C, matmul(A, B)), "a_prefetch"));
+  b.a_prefetch = 32;
+  set_matmul_blocking<double>(b);
+  CHECK(matmul_blocking_in_use<double>().a_prefetch == 32);
+  CHECK(tt::has(explain(C, matmul(A, B)), "kc=256 nc="));
+  CHECK(tt::has(explain(C, matmul(A, B)), " a_prefetch=32"));
+  C = matmul(A, B);
+  CHECK(max_abs_diff(to_eigen(C), plain) == 0.0);
+  b.a_prefetch = -4;
+  CHECK_THROWS_AS(set_matmul_blocking<double>(b), shape_error);
+  CHECK(matmul_blocking_in_use<double>().a_prefetch == 32);
+  backends::host::set_blocking<double>(before, "derived from the cache sizes");  // as before
+}
+
 TEST_CASE("unaligned transpose blocks: every kernel, set by hand or by tune_transpose_unaligned") {
   using backends::host::transpose_block_size;
   CHECK(transpose_unaligned_in_use() ==

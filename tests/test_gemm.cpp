@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <thread>
@@ -88,8 +89,9 @@ std::vector<host::gemm_blocking> test_blockings() {
   const int mr = host::gemm_mr<T>, nr = host::gemm_nr<T>;
   return {
       host::default_blocking<T>(),
-      {mr, 16, nr},                 // one micro-panel per block, K blocks of 16
-      {2 * mr + 1, 37, 3 * nr - 5}  // rounded up to (3 mr, -, 3 nr); kc not a multiple of 8
+      {mr, 16, nr},                  // one micro-panel per block, K blocks of 16
+      {2 * mr + 1, 37, 3 * nr - 5},  // rounded up to (3 mr, -, 3 nr); kc not a multiple of 8
+      {2 * mr, 37, 2 * nr, 0, 0, 5}  // A prefetched 5 k steps ahead, past each micro-panel
   };
 }
 
@@ -117,12 +119,12 @@ void edge_shapes() {
         }
 }
 
-TEST_CASE("gemm<float>: every combination of edge sizes (0, 1, primes) and three blockings") {
+TEST_CASE("gemm<float>: every combination of edge sizes (0, 1, primes) and four blockings") {
   if (tt::cpu_family_unused("host gemm on every shape")) return;
   edge_shapes<float>();
 }
 
-TEST_CASE("gemm<double>: every combination of edge sizes (0, 1, primes) and three blockings") {
+TEST_CASE("gemm<double>: every combination of edge sizes (0, 1, primes) and four blockings") {
   if (tt::cpu_family_unused("host gemm on every shape")) return;
   edge_shapes<double>();
 }
@@ -383,6 +385,46 @@ void check_blocking_shape(const host::gemm_blocking& b) {
   CHECK(b.nc % host::gemm_nr<T> == 0);
   CHECK(b.mr == host::gemm_mr<T>);
   CHECK(b.nr == host::gemm_nr<T>);
+}
+
+// The A prefetch (gemm_blocking::a_prefetch) only moves data between caches: the same
+// operations in the same order, so the same bits as without it, for every k step ahead
+// (1: inside the micro-panel; 40 with K blocks of 37: past its end, into the next one's).
+template <class T>
+void prefetch_same_bits() {
+  std::mt19937 rng(26);
+  std::uniform_int_distribution<int> side(1, 140);
+  for (int trial = 0; trial < 6; ++trial) {
+    problem<T> p(side(rng), side(rng), side(rng) + 64, 1, 2, 3);
+    host::gemm_blocking blk =
+        trial % 2 ? host::default_blocking<T>()
+                  : host::gemm_blocking{2 * host::gemm_mr<T>, 37, 3 * host::gemm_nr<T>};
+    check_product(p, blk);
+    const std::vector<T> plain = p.c;
+    for (int ahead : {1, 16, 40}) {
+      blk.a_prefetch = ahead;
+      CAPTURE(ahead);
+      check_product(p, blk);
+      CHECK(p.c == plain);
+    }
+  }
+}
+
+TEST_CASE("a_prefetch: the same bits as without it (float, double), a negative one throws") {
+  if (tt::cpu_family_unused("host gemm's A prefetch")) return;
+  prefetch_same_bits<float>();
+  prefetch_same_bits<double>();
+  host::gemm_blocking blk = host::default_blocking<float>();
+  CHECK(host::describe(blk).find("a_prefetch") == std::string::npos);
+  blk.a_prefetch = 32;
+  CHECK(host::describe(blk).find(" a_prefetch=32") != std::string::npos);
+  blk.a_prefetch = -1;
+  problem<float> p(5, 6, 7);
+  const std::vector<float> before = p.c;
+  CHECK_THROWS_WITH_AS(p.run(identity<float>(), blk), doctest::Contains("a_prefetch=-1"),
+                       tessera::shape_error);
+  CHECK_THROWS_AS(host::set_blocking<float>(blk), tessera::shape_error);
+  CHECK(std::memcmp(p.c.data(), before.data(), before.size() * sizeof(float)) == 0);
 }
 
 TEST_CASE("default_blocking: positive, multiples of the micro-tile, used by a correct product") {

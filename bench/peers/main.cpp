@@ -70,6 +70,8 @@ struct options {
   std::string unaligned_memory;      // and larger outputs
   std::string staging;               // child process mode: the parent's transpose staging
   std::size_t memory_threshold = 0;  // child process mode: the parent's (0: the derived one)
+  std::string matmul_float;          // child process mode: the parent's matmul blockings
+  std::string matmul_double;         // (blocking_arg)
 };
 
 /// The prefetch choices as one command-line word for a child process: a 0/1 per tile_reduce
@@ -116,6 +118,21 @@ inline tessera::prefetch_tuning parse_prefetch_arg(const std::string& s) {
   p.row_loops = *rows;
   p.stencil_row_loops = *stencils;
   return p;
+}
+
+/// A matmul blocking as one command-line word for a child process: "mc,kc,nc,mr,nr,a_prefetch".
+inline std::string blocking_arg(const tessera::matmul_blocking& b) {
+  return std::to_string(b.mc) + "," + std::to_string(b.kc) + "," + std::to_string(b.nc) + "," +
+         std::to_string(b.mr) + "," + std::to_string(b.nr) + "," + std::to_string(b.a_prefetch);
+}
+inline tessera::matmul_blocking parse_blocking_arg(const std::string& s) {
+  tessera::matmul_blocking b;
+  int used = 0;
+  if (std::sscanf(s.c_str(), "%d,%d,%d,%d,%d,%d%n", &b.mc, &b.kc, &b.nc, &b.mr, &b.nr,
+                  &b.a_prefetch, &used) != 6 ||
+      std::size_t(used) != s.size())
+    throw std::runtime_error("tessera-peers: bad matmul blocking '" + s + "'");
+  return b;
 }
 
 /// One contender of a workload: a name, a run (the timed call) and a check of its result.
@@ -1038,7 +1055,11 @@ inline std::map<std::string, std::pair<double, double>> time_in_child(
       "--staging",
       to_string(tessera::transpose_staging_in_use()),
       "--memory-threshold",
-      std::to_string(tessera::memory_threshold_in_use())};
+      std::to_string(tessera::memory_threshold_in_use()),
+      "--matmul-float",
+      blocking_arg(tessera::matmul_blocking_in_use<float>()),
+      "--matmul-double",
+      blocking_arg(tessera::matmul_blocking_in_use<double>())};
   // --threads only where it is not the default: Kokkos 3.4 (Debian's) reads `--threads` as its
   // own argument, wants `=INT` and aborts the program without it.
   if (o.threads != 1) args.insert(args.begin() + 1, {"--threads", std::to_string(o.threads)});
@@ -1126,6 +1147,10 @@ inline int run(const options& o) {
                 o.threads);
   }
   if (child && o.memory_threshold > 0) tessera::set_memory_threshold(o.memory_threshold);
+  if (child && !o.matmul_float.empty())
+    tessera::set_matmul_blocking<float>(parse_blocking_arg(o.matmul_float));
+  if (child && !o.matmul_double.empty())
+    tessera::set_matmul_blocking<double>(parse_blocking_arg(o.matmul_double));
   if (child && !o.prefetch.empty()) tessera::set_prefetch_tuning(parse_prefetch_arg(o.prefetch));
   if (child) {
     tessera::transpose_unaligned_choice u = tessera::transpose_unaligned_in_use();
@@ -1169,6 +1194,14 @@ inline int run(const options& o) {
     const tessera::transpose_staging s = tessera::tune_transpose();
     std::printf("Tessera transpose staging (tessera::tune_transpose, %.1f s): %s\n", t.seconds(),
                 to_string(s));
+    // And the matmul's cache blocking and A prefetch (whether the micro-kernel outruns the
+    // core's L1 prefetchers no cache size tells), around the one derived from the cache sizes.
+    t.reset();
+    const tessera::matmul_blocking mf = tessera::tune_matmul<float>();
+    const tessera::matmul_blocking md = tessera::tune_matmul<double>();
+    std::printf("Tessera matmul blocking (tessera::tune_matmul, %.1f s): float %s, double %s\n",
+                t.seconds(), tessera::backends::host::describe(mf).c_str(),
+                tessera::backends::host::describe(md).c_str());
   }
   openblas_set_num_threads(o.threads);
   // This program is built with OpenMP (for the threaded limits and C loops), so Eigen's gemm
@@ -1323,11 +1356,16 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(stagings));
   app.add_option("--memory-threshold", o.memory_threshold,
                  "(internal) Tessera's memory threshold in bytes, as tuned");
+  app.add_option("--matmul-float", o.matmul_float,
+                 "(internal) Tessera's float matmul blocking (mc,kc,nc,a_prefetch), as tuned");
+  app.add_option("--matmul-double", o.matmul_double,
+                 "(internal) Tessera's double matmul blocking (mc,kc,nc,a_prefetch), as tuned");
   app.add_flag("!--no-tune", o.tune,
-               "keep Tessera's default memory threshold, prefetch and transpose choices (by "
-               "default they are first timed on this machine with "
+               "keep Tessera's default memory threshold, prefetch, transpose and matmul choices "
+               "(by default they are first timed on this machine with "
                "tessera::tune_memory_threshold, tessera::tune_prefetch, "
-               "tessera::tune_transpose_unaligned and tessera::tune_transpose, 5-30 s)");
+               "tessera::tune_transpose_unaligned, tessera::tune_transpose and "
+               "tessera::tune_matmul, 5-30 s)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -28,7 +28,7 @@ namespace tour {
 struct options {
   double scale = 1.0;
   int reps = 3;
-  bool tune = true;  ///< time the CPU kernels' prefetch and unaligned transpose blocks first
+  bool tune = true;  ///< time the CPU kernels' memory threshold, prefetch, transposes, matmul
   std::string only, json, plot;
 };
 
@@ -51,10 +51,11 @@ inline options parse(CLI::App& app, int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--only", o.only, std::string("run one workload: ") + workload_list());
   app.add_flag("!--no-tune", o.tune,
-               "keep the CPU kernels' default memory threshold, prefetch and transpose choices "
-               "(by default the tour first times them on this machine with "
+               "keep the CPU kernels' default memory threshold, prefetch, transpose and matmul "
+               "choices (by default the tour first times them on this machine with "
                "tessera::tune_memory_threshold, tessera::tune_prefetch, "
-               "tessera::tune_transpose_unaligned and tessera::tune_transpose, 5-30 s)");
+               "tessera::tune_transpose_unaligned, tessera::tune_transpose and "
+               "tessera::tune_matmul, 5-30 s)");
   app.add_option("--json", o.json, "write the results as JSON to this path");
   app.add_option("--plot", o.plot, "draw speedup vs Eigen (log scale) to PATH.svg or PATH.png");
   app.allow_extras();
@@ -327,6 +328,14 @@ inline int run_all(const options& opt) {
     const tessera::transpose_staging s = tessera::tune_transpose();
     std::printf("transpose staging (tessera::tune_transpose, %.1f s): %s\n", t.seconds(),
                 to_string(s));
+    // The matmul's cache blocking and its A prefetch, around the one derived from the cache
+    // sizes: whether the micro-kernel outruns the core's L1 prefetchers no cache size tells.
+    t.reset();
+    const tessera::matmul_blocking mf = tessera::tune_matmul<float>();
+    const tessera::matmul_blocking md = tessera::tune_matmul<double>();
+    std::printf("matmul blocking (tessera::tune_matmul, %.1f s): float %s, double %s\n",
+                t.seconds(), tessera::backends::host::describe(mf).c_str(),
+                tessera::backends::host::describe(md).c_str());
   }
 #endif
   std::vector<result> rs;

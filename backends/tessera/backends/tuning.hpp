@@ -104,7 +104,8 @@ std::pair<double, double> best_seconds_of_two(const C& a, const C& b, const Use&
 }  // namespace impl
 
 /// Cache blocking of the CPU matmul: rows of A per packed block (mc), depth per block (kc),
-/// columns of B per packed panel (nc), in elements.
+/// columns of B per packed panel (nc), in elements, and the k steps ahead that the micro-kernel
+/// prefetches A (a_prefetch; 0: none).
 using matmul_blocking = backends::host::gemm_blocking;
 
 /// The blocking Tier 1 matmuls of element type T (float, double) use on CPU backends.
@@ -113,15 +114,15 @@ matmul_blocking matmul_blocking_in_use() {
   return backends::host::current_blocking<T>();
 }
 /// Uses `b` for later Tier 1 matmuls of element type T (plans made before are rebuilt).
-/// \throws shape_error a value <= 0
+/// \throws shape_error mc, kc or nc <= 0, or a_prefetch < 0
 template <class T>
 void set_matmul_blocking(const matmul_blocking& b) {
   backends::host::set_blocking<T>(b);
 }
 /// Times a few blockings around the default on a 512^3 product with the default host
 /// execution space's threads (about 0.1 s) and uses the fastest for later matmuls of type T;
-/// returns it. Store it (mc, kc, nc) and pass it to set_matmul_blocking in later runs to skip
-/// the timing. @pre Kokkos is initialized.
+/// returns it. Store it (mc, kc, nc, a_prefetch) and pass it to set_matmul_blocking in later runs
+/// to skip the timing. @pre Kokkos is initialized.
 template <class T>
 matmul_blocking tune_matmul() {
   return backends::host::tune<T>();

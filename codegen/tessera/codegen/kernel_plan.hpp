@@ -296,9 +296,10 @@ inline std::string to_string(const kernel_plan& k) {
        << (k.gemm.inline_run ? "no launch (on the calling thread)" : "1 launch") << "\n";
   else if (k.packed_matmul)
     os << "  blocking: mc=" << k.gemm.mc << " kc=" << k.gemm.kc << " nc=" << k.gemm.nc
-       << " mr=" << k.gemm.mr << " nr=" << k.gemm.nr << " (" << k.gemm.origin << "); "
-       << k.gemm.m_blocks << "x" << k.gemm.splits << " teams per launch, " << k.gemm.launches
-       << " launch" << (k.gemm.launches == 1 ? "" : "es") << "\n";
+       << " mr=" << k.gemm.mr << " nr=" << k.gemm.nr
+       << (k.gemm.a_prefetch > 0 ? " a_prefetch=" + std::to_string(k.gemm.a_prefetch) : "") << " ("
+       << k.gemm.origin << "); " << k.gemm.m_blocks << "x" << k.gemm.splits << " teams per launch, "
+       << k.gemm.launches << " launch" << (k.gemm.launches == 1 ? "" : "es") << "\n";
   if (k.gpu_mm.bm)
     os << "  blocking: " << k.gpu_mm.bm << "x" << k.gpu_mm.bn << " outputs per team, k-step "
        << k.gpu_mm.bk << ", " << k.gpu_mm.tm << "x" << k.gpu_mm.tn << " outputs per logical thread"

@@ -14,10 +14,13 @@ namespace tessera::codegen {
 
 /// Cache blocking of a packed matrix multiply (elements): rows of A per packed block (mc),
 /// depth per block (kc), columns of B per packed panel (nc), register tile of the micro-kernel
-/// (mr x nr; 0 when not recorded). The CPU gemm (backends/host/gemm.hpp) and its plans share it.
+/// (mr x nr; 0 when not recorded), and how many k steps ahead the micro-kernel prefetches the
+/// packed micro-panel of A it streams from L2 into L1 (a_prefetch; 0: none, the hardware
+/// prefetchers alone). The CPU gemm (backends/host/gemm.hpp) and its plans share it.
 struct gemm_blocking {
   int mc = 0, kc = 0, nc = 0;
   int mr = 0, nr = 0;
+  int a_prefetch = 0;
 };
 
 /// Register-blocked GPU matmul: a block of bm x bn outputs per team, bk-deep scratch tiles,

@@ -80,6 +80,7 @@ inline gemm_params packed_gemm_params(const expr_graph& g, const graph_node& mm,
   const gemm_blocking& b = dbl ? t.matmul.gemm_double : t.matmul.gemm_float;
   gemm_params p = plan_gemm(M, N, K, b.mc, b.kc, b.nc, b.mr, b.nr, t.concurrency, t.scratch_max[1],
                             mm.elem_bytes);
+  p.a_prefetch = b.a_prefetch;
   p.origin = t.matmul.gemm_origin;
   if (direct_gemm_fits(M, N, K, p.kc, t.l2_bytes, mm.elem_bytes)) {
     p.direct = true;

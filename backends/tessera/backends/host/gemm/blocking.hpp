@@ -28,11 +28,13 @@ namespace tessera::backends::host {
 /// informational (printed by describe) and gemm ignores them, 0 = not recorded.
 using codegen::gemm_blocking;
 
-/// Text form for plan printers, e.g. "mc=96 kc=256 nc=2048 mr=6 nr=16" (mr/nr only when set).
+/// Text form for plan printers, e.g. "mc=96 kc=256 nc=2048 mr=6 nr=16 a_prefetch=32" (mr/nr
+/// only when set, a_prefetch only when > 0).
 inline std::string describe(const gemm_blocking& b) {
   std::string s =
       "mc=" + std::to_string(b.mc) + " kc=" + std::to_string(b.kc) + " nc=" + std::to_string(b.nc);
   if (b.mr > 0 && b.nr > 0) s += " mr=" + std::to_string(b.mr) + " nr=" + std::to_string(b.nr);
+  if (b.a_prefetch > 0) s += " a_prefetch=" + std::to_string(b.a_prefetch);
   return s;
 }
 
@@ -130,6 +132,9 @@ inline std::size_t memory_resident_min_bytes() {
 inline void check_blocking(const char* fn, const gemm_blocking& b) {
   if (b.mc <= 0 || b.kc <= 0 || b.nc <= 0)
     throw shape_error(std::string(fn) + ": blocking " + describe(b) + " must be positive");
+  if (b.a_prefetch < 0)
+    throw shape_error(std::string(fn) + ": a_prefetch=" + std::to_string(b.a_prefetch) +
+                      " must be >= 0 (k steps ahead; 0: no prefetch)");
 }
 
 }  // namespace impl
@@ -177,8 +182,11 @@ codegen::gemm_params plan(index_type M, index_type N, index_type K, const gemm_b
                           int threads) {
   using S = impl::micro_tile<T>;
   using team_policy = Kokkos::TeamPolicy<Kokkos::DefaultHostExecutionSpace>;
-  return codegen::plan_gemm(M, N, K, blk.mc, blk.kc, blk.nc, S::MR, S::NR, threads,
-                            std::size_t(team_policy::scratch_size_max(1)), sizeof(T));
+  codegen::gemm_params p =
+      codegen::plan_gemm(M, N, K, blk.mc, blk.kc, blk.nc, S::MR, S::NR, threads,
+                         std::size_t(team_policy::scratch_size_max(1)), sizeof(T));
+  p.a_prefetch = blk.a_prefetch;
+  return p;
 }
 
 }  // namespace tessera::backends::host

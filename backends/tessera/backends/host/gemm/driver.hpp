@@ -148,6 +148,7 @@ void gemm(const Space& exec, index_type M, index_type N, index_type K, const T* 
   const int level = p.scratch_level;
 
   const index_type splits = p.splits;
+  const int a_prefetch = p.a_prefetch;
   // One team per launch (M within one row block, N not split: small M on one thread): each
   // kb x NR micro-panel of B is packed by that team right before its micro-kernels read it,
   // into one slot that stays in cache, as GotoBLAS' drivers do for their first row block.
@@ -193,7 +194,7 @@ void gemm(const Space& exec, index_type M, index_type N, index_type K, const T* 
           for (index_type i = 0; i < mb; i += MR) {
             const int m = int(std::min<index_type>(MR, mb - i));
             impl::micro_kernel(kb, ap + i * kb, bpp, C + (ic + i) * ldc + j0, ldc, m, n, accumulate,
-                               finish, ep, ic + i, j0);
+                               finish, ep, ic + i, j0, a_prefetch);
           }
         }
       });

@@ -48,10 +48,16 @@ using simd::store;
 /// (relu(A B a + b C), 2048^2 floats, on a Zen 3 core: 35 GFLOP/s against 75 without the
 /// epilogue). NV: vectors of B per row, micro_tile's, or 1 for a partial micro-panel of at
 /// most W columns (its first W columns only; never `to_c`).
-template <class T, int NV = micro_tile<T>::NV>
+/// PrefetchA: each k step also prefetches `a` a_ahead elements ahead (gemm_blocking::a_prefetch
+/// k steps; past the micro-panel's end, the next one's start, as the driver packs them in a
+/// row). A's micro-panels stream from L2 while B's stays in L1, and a core's L1 prefetchers
+/// fetch a line or two ahead: at x86-64-v3 (6 x 8 doubles) on an Intel Xeon guest, A read
+/// 8 bytes per cycle and 32 k steps ahead gave 1024^2 doubles 0.92-0.95x OpenBLAS where none
+/// gave 0.87-0.91x, while 512-bit kernels there gained nothing: tune() times it per machine.
+template <class T, int NV = micro_tile<T>::NV, bool PrefetchA = false>
 TESSERA_HOST_NOINLINE TESSERA_SIMD_FULL_WIDTH void micro_kernel_k_loop(
     index_type kc, const T* __restrict a, const T* __restrict b, T* __restrict c, index_type ldc,
-    int m, int n, bool to_c, bool accumulate, T* __restrict tile) {
+    int m, int n, bool to_c, bool accumulate, T* __restrict tile, index_type a_ahead = 0) {
   using S = micro_tile<T>;
   constexpr int MR = S::MR, W = S::W;
   static_assert(NV >= 1 && NV <= S::NV, "micro_kernel_k_loop: at most micro_tile's NV vectors");
@@ -67,6 +73,7 @@ TESSERA_HOST_NOINLINE TESSERA_SIMD_FULL_WIDTH void micro_kernel_k_loop(
   for (int v = 0; v < NV; ++v) acc[r][v] = V{};
   TESSERA_GCC_UNROLL(2)
   for (index_type k = 0; k < kc; ++k) {
+    if constexpr (PrefetchA) __builtin_prefetch(a + a_ahead, 0, 3);
     V bv[NV];
     TESSERA_GCC_UNROLL(8)
     for (int v = 0; v < NV; ++v) bv[v] = load<V>(b + v * W);
@@ -124,11 +131,14 @@ TESSERA_HOST_FORCEINLINE void store_tile(const T* tile, T* c, index_type ldc, in
 /// The micro-kernel: the K loop (micro_kernel_k_loop) over kc steps of the packed micro-panels
 /// `a` (kc x MR, k-major) and `b` (kc x NR, k-major), then the m x n valid part of the MR x NR
 /// tile written to `c` (row-major, leading dimension ldc): c = acc (first K block), c += acc
-/// (later blocks), and on the last K block c = ep(i0 + r, j0 + j, c + acc).
-/// @pre 1 <= m <= MR, 1 <= n <= NR, kc >= 1; padding rows/columns of a, b are zero.
+/// (later blocks), and on the last K block c = ep(i0 + r, j0 + j, c + acc). a_prefetch: k steps
+/// ahead that the K loop prefetches `a` (gemm_blocking::a_prefetch; 0: none).
+/// @pre 1 <= m <= MR, 1 <= n <= NR, kc >= 1, a_prefetch >= 0; padding rows/columns of a, b are
+///      zero.
 template <class T, class Ep>
 inline void micro_kernel(index_type kc, const T* a, const T* b, T* c, index_type ldc, int m, int n,
-                         bool accumulate, bool finish, const Ep& ep, index_type i0, index_type j0) {
+                         bool accumulate, bool finish, const Ep& ep, index_type i0, index_type j0,
+                         int a_prefetch = 0) {
   using S = micro_tile<T>;
   constexpr int MR = S::MR, NR = S::NR;
   const bool full = m == MR && n == NR;
@@ -138,6 +148,9 @@ inline void micro_kernel(index_type kc, const T* a, const T* b, T* c, index_type
   // 163-165 -> 170-178 GFLOP/s, 0.88-0.89x -> 0.97-0.98x OpenBLAS). The same bits.
   if (S::NV > 1 && n <= S::W)
     micro_kernel_k_loop<T, 1>(kc, a, b, c, ldc, m, n, false, accumulate, tile);
+  else if (a_prefetch > 0)
+    micro_kernel_k_loop<T, S::NV, true>(kc, a, b, c, ldc, m, n, full && !finish, accumulate, tile,
+                                        index_type(a_prefetch) * MR);
   else
     micro_kernel_k_loop(kc, a, b, c, ldc, m, n, full && !finish, accumulate, tile);
   if (full && !finish) return;

@@ -35,9 +35,11 @@ double time_blocking(const gemm_blocking& b, index_type n, int reps, const std::
 
 /// The autotuner behind tune(). Candidates: default_blocking, kc x 1/2, 3/2, 2,
 /// mc x 1/2, 2, and (2 mc, kc / 2), (mc / 2, 2 kc), clipped to the tuning problem (512^3) and
-/// deduplicated. Round 1 times each candidate (best of 3); round 2 times the default and the
-/// round-1 winner again, alternately. A candidate replaces the default only when its best time is
-/// at least 3% better, so that timing noise alone does not move the choice.
+/// deduplicated; then the default and kc / 2 with A prefetched 16 and 32 k steps ahead
+/// (micro_kernel_k_loop's PrefetchA: it helps where A's stream outruns the L1 prefetchers). Round 1
+/// times each candidate (best of 3); round 2 times the default and the round-1 winner again,
+/// alternately. A candidate replaces the default only when its best time is at least 3% better, so
+/// that timing noise alone does not move the choice.
 template <class T>
 gemm_blocking autotune() {
   using S = micro_tile<T>;
@@ -49,12 +51,12 @@ gemm_blocking autotune() {
     b[i] = T((i * 5 + 1) % 13) / T(13) - T(0.5);
   }
   std::vector<gemm_blocking> cands;
-  auto add = [&](long mc, long kc) {
+  auto add = [&](long mc, long kc, int a_prefetch = 0) {
     mc = std::clamp(mc / S::MR * S::MR, long(S::MR), long(n) / S::MR * S::MR);
     kc = std::clamp(kc / 16 * 16, 32L, long(n));
-    const gemm_blocking g{int(mc), int(kc), d.nc, S::MR, S::NR};
+    const gemm_blocking g{int(mc), int(kc), d.nc, S::MR, S::NR, a_prefetch};
     for (const auto& x : cands)
-      if (x.mc == g.mc && x.kc == g.kc) return;
+      if (x.mc == g.mc && x.kc == g.kc && x.a_prefetch == g.a_prefetch) return;
     cands.push_back(g);
   };
   add(d.mc, d.kc);  // cands[0]: the default (clipped)
@@ -62,6 +64,10 @@ gemm_blocking autotune() {
   for (double fm : {0.5, 2.0}) add(long(d.mc * fm), d.kc);
   add(long(d.mc * 2), long(d.kc / 2));
   add(long(d.mc / 2), long(d.kc * 2));
+  for (int ahead : {16, 32}) {
+    add(d.mc, d.kc, ahead);
+    add(d.mc, long(d.kc / 2), ahead);
+  }
   (void)time_blocking(cands[0], n, 1, a, b, c);  // warm-up: caches, scratch arenas, threads
   std::vector<double> t(cands.size());
   std::size_t win = 0;
@@ -112,7 +118,7 @@ const char* blocking_origin() {
   return r.origin;
 }
 /// Makes `b` the blocking of later Tier 1 matmuls of element type T (plans made before are
-/// not reused). \throws shape_error a value <= 0
+/// not reused). \throws shape_error mc, kc or nc <= 0, or a_prefetch < 0
 template <class T>
 void set_blocking(const gemm_blocking& b, const char* origin = "set by the caller") {
   impl::check_blocking("tessera::set_matmul_blocking", b);
@@ -125,7 +131,8 @@ void set_blocking(const gemm_blocking& b, const char* origin = "set by the calle
   ++codegen::target_generation();
 }
 
-/// Times a few candidates around default_blocking<T>() (mc and kc scaled by 1/2 .. 2) on a
+/// Times a few candidates around default_blocking<T>() (mc and kc scaled by 1/2 .. 2, A
+/// prefetched or not; impl::autotune) on a
 /// 512 x 512 x 512 problem on the default host execution space (all its threads) and makes the
 /// fastest current (see impl::autotune: the default wins unless a candidate is 3% faster).
 /// Explicit: nothing calls it implicitly; explain() never times anything. About 30 products of
