@@ -50,10 +50,11 @@ using simd::store;
 /// most W columns (its first W columns only; never `to_c`).
 /// PrefetchA: each k step also prefetches `a` a_ahead elements ahead (gemm_blocking::a_prefetch
 /// k steps; past the micro-panel's end, the next one's start, as the driver packs them in a
-/// row). A's micro-panels stream from L2 while B's stays in L1, and a core's L1 prefetchers
-/// fetch a line or two ahead: at x86-64-v3 (6 x 8 doubles) on an Intel Xeon guest, A read
-/// 8 bytes per cycle and 32 k steps ahead gave 1024^2 doubles 0.92-0.95x OpenBLAS where none
-/// gave 0.87-0.91x, while 512-bit kernels there gained nothing: tune() times it per machine.
+/// row). A's micro-panels stream from L2 while B's stays in L1, and at x86-64-v3 (6 x 8
+/// doubles, A read at 8 bytes per cycle) an Intel Xeon guest's L1 prefetchers did not keep up:
+/// 1024^2 doubles with kc 256 ran 0.92-0.95x OpenBLAS's Haswell kernel with A prefetched 32 k
+/// steps ahead against 0.87-0.91x without (alternated, best of 5 each, four runs), while the
+/// 512-bit kernels there gained nothing: tune() times it on the machine that runs it.
 template <class T, int NV = micro_tile<T>::NV, bool PrefetchA = false>
 TESSERA_HOST_NOINLINE TESSERA_SIMD_FULL_WIDTH void micro_kernel_k_loop(
     index_type kc, const T* __restrict a, const T* __restrict b, T* __restrict c, index_type ldc,
