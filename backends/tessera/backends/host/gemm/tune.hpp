@@ -37,9 +37,12 @@ double time_blocking(const gemm_blocking& b, index_type n, int reps, const std::
 /// mc x 1/2, 2, and (2 mc, kc / 2), (mc / 2, 2 kc), clipped to the tuning problem (512^3) and
 /// deduplicated; then the default and kc / 2 with A prefetched 16 and 32 k steps ahead
 /// (micro_kernel_k_loop's PrefetchA: it helps where A's stream outruns the L1 prefetchers). Round 1
-/// times each candidate (best of 3); round 2 times the default and the round-1 winner again,
-/// alternately. A candidate replaces the default only when its best time is at least 3% better, so
-/// that timing noise alone does not move the choice.
+/// times each candidate twice, then five rounds time each once in turn (so that drifting machine
+/// load hits all alike), each candidate keeping its best; round 2 times the default and the
+/// fastest again, alternately, three times. A candidate replaces the default only when its best
+/// time is at least 3% better, so that timing noise alone does not move the choice. (With best of
+/// 3 per candidate in turn, an Intel Xeon guest kept the default for doubles at x86-64-v3 in one
+/// call of several, 0.81x OpenBLAS at 1024^2 where the others' kc / 2 with A prefetched ran 0.95x.)
 template <class T>
 gemm_blocking autotune() {
   using S = micro_tile<T>;
@@ -70,11 +73,11 @@ gemm_blocking autotune() {
   }
   (void)time_blocking(cands[0], n, 1, a, b, c);  // warm-up: caches, scratch arenas, threads
   std::vector<double> t(cands.size());
-  std::size_t win = 0;
-  for (std::size_t i = 0; i < cands.size(); ++i) {
-    t[i] = time_blocking(cands[i], n, 3, a, b, c);
-    if (t[i] < t[win]) win = i;
-  }
+  for (std::size_t i = 0; i < cands.size(); ++i) t[i] = time_blocking(cands[i], n, 2, a, b, c);
+  for (int r = 0; r < 5; ++r)
+    for (std::size_t i = 0; i < cands.size(); ++i)
+      t[i] = std::min(t[i], time_blocking(cands[i], n, 1, a, b, c));
+  const std::size_t win = std::size_t(std::min_element(t.begin(), t.end()) - t.begin());
   if (win == 0) return d;
   for (int r = 0; r < 3; ++r) {  // interleaved, so that drifting machine load hits both alike
     t[0] = std::min(t[0], time_blocking(cands[0], n, 1, a, b, c));
@@ -135,8 +138,8 @@ void set_blocking(const gemm_blocking& b, const char* origin = "set by the calle
 /// prefetched or not; impl::autotune) on a
 /// 512 x 512 x 512 problem on the default host execution space (all its threads) and makes the
 /// fastest current (see impl::autotune: the default wins unless a candidate is 3% faster).
-/// Explicit: nothing calls it implicitly; explain() never times anything. About 30 products of
-/// that size (~0.1 s at 100 GFLOP/s). @pre Kokkos is initialized; not inside a parallel region.
+/// Explicit: nothing calls it implicitly; explain() never times anything. About 110 products of
+/// that size (~0.3 s at 100 GFLOP/s). @pre Kokkos is initialized; not inside a parallel region.
 /// \return the chosen blocking
 template <class T>
 gemm_blocking tune() {
