@@ -1164,45 +1164,10 @@ inline int run(const options& o) {
     for (const auto s : tessera::codegen::tile_stagings)
       if (o.staging == to_string(s)) tessera::set_transpose_staging(s);
   }
-  if (!child && o.tune &&
-      !tessera::backends::backend<tessera::execution_space>::make_target().thread_per_logical) {
-    // Whether a software prefetch helps Tessera's streaming kernels depends on the core's
-    // hardware prefetchers, which no cache size tells: timed here, explicitly (--no-tune: the
-    // derived rules).
-    // Where memory starts for Tessera's kernels (streaming stores, prefetch), which a guest's
-    // reported last-level cache may not tell: timed first, as the other choices depend on it.
-    Kokkos::Timer t;
-    const std::size_t threshold = tessera::tune_memory_threshold();
-    std::printf("Tessera memory threshold (tessera::tune_memory_threshold, %.1f s): %.1f MiB\n",
-                t.seconds(), double(threshold) / double(1 << 20));
-    t.reset();
-    const tessera::prefetch_tuning p = tessera::tune_prefetch();
-    std::printf("Tessera prefetch (tessera::tune_prefetch, %.1f s): %s\n", t.seconds(),
-                tessera::describe(p).c_str());
-    // And how blocks whose output rows do not start on a line are written (16- or 32-byte
-    // pieces, the output's lines prefetched or not): which is faster depends on the core and on
-    // where the output is (in cache or not), timed for each.
-    t.reset();
-    const tessera::transpose_unaligned_choice u = tessera::tune_transpose_unaligned();
-    std::printf(
-        "Tessera unaligned transpose blocks (tessera::tune_transpose_unaligned, %.0f ms): "
-        "%s\n",
-        t.seconds() * 1e3, tessera::describe(u).c_str());
-    // And how streamed transposes write their tiles (staged in scratch, block by block from
-    // registers, or in wide rows): which the core and its memory write faster.
-    t.reset();
-    const tessera::transpose_staging s = tessera::tune_transpose();
-    std::printf("Tessera transpose staging (tessera::tune_transpose, %.1f s): %s\n", t.seconds(),
-                to_string(s));
-    // And the matmul's cache blocking and A prefetch (whether the micro-kernel outruns the
-    // core's L1 prefetchers no cache size tells), around the one derived from the cache sizes.
-    t.reset();
-    const tessera::matmul_blocking mf = tessera::tune_matmul<float>();
-    const tessera::matmul_blocking md = tessera::tune_matmul<double>();
-    std::printf("Tessera matmul blocking (tessera::tune_matmul, %.1f s): float %s, double %s\n",
-                t.seconds(), tessera::backends::host::describe(mf).c_str(),
-                tessera::backends::host::describe(md).c_str());
-  }
+  // Tessera's CPU kernel choices that no cache size tells (where memory starts, software
+  // prefetches, transpose writes, matmul blocking), timed on this machine first, explicitly, as
+  // the tour does (--no-tune: the derived rules); child processes get them from the parent.
+  if (!child && o.tune) tour::run_cpu_tunings("Tessera ");
   openblas_set_num_threads(o.threads);
   // This program is built with OpenMP (for the threaded limits and C loops), so Eigen's gemm
   // would use every OpenMP thread unless told otherwise.

@@ -284,6 +284,53 @@ inline void print_ratios(const std::vector<result>& rs, double memcpy, double pe
   }
 }
 
+/// The explicit tunings of the CPU kernels, each timed on this machine and printed (its line
+/// starting with `prefix`): the memory threshold first (the other choices depend on it), then
+/// the software prefetch, the unaligned transpose blocks, the transpose staging and the matmul
+/// blocking of floats and doubles. None under the GPU mapping (the emulation), and none on a
+/// GPU backend: only CPU kernels have these choices. tessera-tour and tessera-peers run it
+/// first unless told --no-tune.
+inline void run_cpu_tunings([[maybe_unused]] const char* prefix) {
+#if defined(KOKKOS_ENABLE_SERIAL) || defined(KOKKOS_ENABLE_OPENMP)
+  // CPU kernels that stream from memory: whether a software prefetch helps depends on the
+  // core's hardware prefetchers, which no cache size tells; timed here, explicitly.
+  if (!tessera::backends::backend<tessera::execution_space>::make_target().thread_per_logical) {
+    // Where memory starts for the kernels (streaming stores, prefetch): a guest's reported
+    // last-level cache may be shared or absent; timed first, as the other choices depend on it.
+    Kokkos::Timer t;
+    const std::size_t threshold = tessera::tune_memory_threshold();
+    std::printf("%smemory threshold (tessera::tune_memory_threshold, %.1f s): %.1f MiB\n", prefix,
+                t.seconds(), double(threshold) / double(1 << 20));
+    t.reset();
+    const tessera::prefetch_tuning p = tessera::tune_prefetch();
+    std::printf("%sprefetch (tessera::tune_prefetch, %.1f s): %s\n", prefix, t.seconds(),
+                tessera::describe(p).c_str());
+    // Blocks of transposes whose output rows do not start on a line (seed 003's 999 x 666):
+    // 16- or 32-byte pieces, the output's lines prefetched or not, whichever this core writes
+    // faster, for outputs in cache and for larger ones.
+    t.reset();
+    const tessera::transpose_unaligned_choice u = tessera::tune_transpose_unaligned();
+    std::printf("%sunaligned transpose blocks (tessera::tune_transpose_unaligned, %.0f ms): %s\n",
+                prefix, t.seconds() * 1e3, tessera::describe(u).c_str());
+    // Streamed transposes (8192^2): tiles staged in scratch, written block by block from
+    // registers, or in wide rows (1 KiB runs per output row), whichever this core and its
+    // memory write faster.
+    t.reset();
+    const tessera::transpose_staging s = tessera::tune_transpose();
+    std::printf("%stranspose staging (tessera::tune_transpose, %.1f s): %s\n", prefix, t.seconds(),
+                to_string(s));
+    // The matmul's cache blocking and its A prefetch, around the one derived from the cache
+    // sizes: whether the micro-kernel outruns the core's L1 prefetchers no cache size tells.
+    t.reset();
+    const tessera::matmul_blocking mf = tessera::tune_matmul<float>();
+    const tessera::matmul_blocking md = tessera::tune_matmul<double>();
+    std::printf("%smatmul blocking (tessera::tune_matmul, %.1f s): float %s, double %s\n", prefix,
+                t.seconds(), tessera::backends::host::describe(mf).c_str(),
+                tessera::backends::host::describe(md).c_str());
+  }
+#endif
+}
+
 inline int run_all(const options& opt) {
   const double memcpy = memcpy_gbs(opt.scale, opt.reps);
   std::printf("tessera-tour: backend %s, threads %d, Kokkos %s, compiler %s\n",
@@ -299,45 +346,7 @@ inline int run_all(const options& opt) {
   );
   std::printf("memcpy bandwidth (deep_copy, read+write): %.2f GB/s; scale %g, best of %d\n", memcpy,
               opt.scale, opt.reps);
-#if defined(KOKKOS_ENABLE_SERIAL) || defined(KOKKOS_ENABLE_OPENMP)
-  // CPU kernels that stream from memory: whether a software prefetch helps depends on the
-  // core's hardware prefetchers, which no cache size tells; timed here, explicitly.
-  if (opt.tune &&
-      !tessera::backends::backend<tessera::execution_space>::make_target().thread_per_logical) {
-    // Where memory starts for the kernels (streaming stores, prefetch): a guest's reported
-    // last-level cache may be shared or absent; timed first, as the other choices depend on it.
-    Kokkos::Timer t;
-    const std::size_t threshold = tessera::tune_memory_threshold();
-    std::printf("memory threshold (tessera::tune_memory_threshold, %.1f s): %.1f MiB\n",
-                t.seconds(), double(threshold) / double(1 << 20));
-    t.reset();
-    const tessera::prefetch_tuning p = tessera::tune_prefetch();
-    std::printf("prefetch (tessera::tune_prefetch, %.1f s): %s\n", t.seconds(),
-                tessera::describe(p).c_str());
-    // Blocks of transposes whose output rows do not start on a line (seed 003's 999 x 666):
-    // 16- or 32-byte pieces, the output's lines prefetched or not, whichever this core writes
-    // faster, for outputs in cache and for larger ones.
-    t.reset();
-    const tessera::transpose_unaligned_choice u = tessera::tune_transpose_unaligned();
-    std::printf("unaligned transpose blocks (tessera::tune_transpose_unaligned, %.0f ms): %s\n",
-                t.seconds() * 1e3, tessera::describe(u).c_str());
-    // Streamed transposes (8192^2): tiles staged in scratch, written block by block from
-    // registers, or in wide rows (1 KiB runs per output row), whichever this core and its
-    // memory write faster.
-    t.reset();
-    const tessera::transpose_staging s = tessera::tune_transpose();
-    std::printf("transpose staging (tessera::tune_transpose, %.1f s): %s\n", t.seconds(),
-                to_string(s));
-    // The matmul's cache blocking and its A prefetch, around the one derived from the cache
-    // sizes: whether the micro-kernel outruns the core's L1 prefetchers no cache size tells.
-    t.reset();
-    const tessera::matmul_blocking mf = tessera::tune_matmul<float>();
-    const tessera::matmul_blocking md = tessera::tune_matmul<double>();
-    std::printf("matmul blocking (tessera::tune_matmul, %.1f s): float %s, double %s\n",
-                t.seconds(), tessera::backends::host::describe(mf).c_str(),
-                tessera::backends::host::describe(md).c_str());
-  }
-#endif
+  if (opt.tune) run_cpu_tunings("");
   std::vector<result> rs;
   bool found = opt.only.empty() || opt.only == "abstraction_penalty";
   for (const auto& w : workloads()) {
