@@ -63,7 +63,7 @@ struct options {
   double scale = 1.0;
   double min_run_us = 20;            // a timed run lasts at least this long (calls_per_run)
   std::string only, contender;       // contender: run one contender only (child process mode)
-  bool tune = true;                  // time Tessera's threshold, prefetch, transposes first
+  bool tune = true;                  // time Tessera's CPU choices first (run_cpu_tunings)
   std::string prefetch;              // child process mode: the parent's choices (prefetch_arg)
   std::string unaligned;             // child process mode: the parent's transpose blocks (strips,
                                      // quads, halves, halves-prefetched), outputs in cache
@@ -1321,10 +1321,12 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(stagings));
   app.add_option("--memory-threshold", o.memory_threshold,
                  "(internal) Tessera's memory threshold in bytes, as tuned");
-  app.add_option("--matmul-float", o.matmul_float,
-                 "(internal) Tessera's float matmul blocking (mc,kc,nc,a_prefetch), as tuned");
-  app.add_option("--matmul-double", o.matmul_double,
-                 "(internal) Tessera's double matmul blocking (mc,kc,nc,a_prefetch), as tuned");
+  app.add_option(
+      "--matmul-float", o.matmul_float,
+      "(internal) Tessera's float matmul blocking (mc,kc,nc,mr,nr,a_prefetch), as tuned");
+  app.add_option(
+      "--matmul-double", o.matmul_double,
+      "(internal) Tessera's double matmul blocking (mc,kc,nc,mr,nr,a_prefetch), as tuned");
   app.add_flag("!--no-tune", o.tune,
                "keep Tessera's default memory threshold, prefetch, transpose and matmul choices "
                "(by default they are first timed on this machine with "
