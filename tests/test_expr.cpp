@@ -521,11 +521,12 @@ TEST_CASE("unaligned transpose blocks: every kernel, set by hand or by tune_tran
   CHECK(transpose_unaligned_in_use() ==
         transpose_unaligned_choice{transpose_unaligned::strips, transpose_unaligned::strips});
   const auto& kernels = backends::host::unaligned_block_stores;  // every kernel there is
-  CHECK(kernels.size() == 4);
+  CHECK(kernels.size() == 5);
   // The block walk itself, with output row strides of every remainder modulo a line (and
   // whole lines), each output starting off a line too: every kernel writes the exact transpose
   // of every block and nothing else (the guard elements stay as they were; halves_prefetched
-  // asks for lines past the output's end, which only a prefetch may).
+  // asks for lines past the output's end, which only a prefetch may; halves_prefetched_near
+  // only for lines it writes).
   constexpr int B = transpose_block_size;
   for (const long count : {1L, 3L, 5L})
     for (const long ldo : {long(B) * count, B * count + 1, B * count + 4, B * count + 15,
@@ -556,6 +557,8 @@ TEST_CASE("unaligned transpose blocks: every kernel, set by hand or by tune_tran
         "halves, output lines prefetched");
   CHECK(std::string(backends::host::to_string(transpose_unaligned::strips)) ==
         "strips (32-byte pieces, 8 rows at a time)");
+  CHECK(std::string(backends::host::to_string(transpose_unaligned::halves_prefetched_near)) ==
+        "halves, output lines prefetched just before");
   {
     // Short names (a command line's argument): one word each, every kernel its own.
     std::set<std::string> short_names;
@@ -567,6 +570,8 @@ TEST_CASE("unaligned transpose blocks: every kernel, set by hand or by tune_tran
     }
     CHECK(std::string(backends::host::short_name(transpose_unaligned::halves_prefetched)) ==
           "halves-prefetched");
+    CHECK(std::string(backends::host::short_name(transpose_unaligned::halves_prefetched_near)) ==
+          "halves-prefetched-near");
   }
   // Tier 1 transposes whose output rows do not start on a line (seed 003's shape among them),
   // edges included, with each kernel set, for outputs in L2 and larger: the exact transpose

@@ -281,10 +281,11 @@ transpose_staging tune_transpose() {
 /// a cache line (an output row stride that is not whole 64-byte lines, e.g. 999 x 666 floats):
 /// `strips` (8 x 8 transposes, 32-byte pieces, 8 output rows at a time across a row of blocks;
 /// the default), `quads` (4 x 4 transposes, 16-byte pieces), `halves` (8 x 8 transposes, block
-/// by block) or `halves_prefetched` (halves, each block's output lines prefetched for writing
-/// two blocks ahead), in builds with vectors of 32 bytes or more (elsewhere none applies). The
-/// values are the same every way; which is faster depends on the core and on where the
-/// output's lines are (backends/host/transpose.hpp has the figures).
+/// by block), `halves_prefetched` (halves, each block's output lines prefetched for writing
+/// two blocks ahead) or `halves_prefetched_near` (halves, each block's new output lines
+/// prefetched for writing just before it), in builds with vectors of 32 bytes or more
+/// (elsewhere none applies). The values are the same every way; which is faster depends on the
+/// core and on where the output's lines are (backends/host/transpose.hpp has the figures).
 using transpose_unaligned = backends::host::unaligned_block_store;
 
 /// Where a transpose's output is taken to be, from its size: `cache` (under a third of the
