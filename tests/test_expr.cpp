@@ -671,6 +671,59 @@ TEST_CASE("unaligned transpose blocks: every kernel, set by hand or by tune_tran
   CHECK(max_abs_diff(to_eigen(T), M(ea.transpose())) == 0.0);
   set_transpose_unaligned(transpose_unaligned::strips);  // the default for the rest
 }
+
+TEST_CASE("best_seconds_each: a warm-up, each choice in turn, then rounds from the next choice") {
+  using backends::host::impl::best_seconds_each;
+  for (const int first : {1, 3})
+    for (const std::size_t count : {std::size_t(1), std::size_t(2), std::size_t(5)}) {
+      CAPTURE(first);
+      CAPTURE(count);
+      const int rounds = 4;
+      std::vector<std::size_t> used;         // the choice set before each timed group of runs
+      std::vector<std::size_t> runs(count);  // runs under each choice
+      std::size_t current = count;
+      const std::vector<double> t = best_seconds_each(
+          count,
+          [&](std::size_t i) {
+            used.push_back(i);
+            current = i;
+          },
+          [&] { ++runs[current]; }, first, rounds);
+      REQUIRE(t.size() == count);
+      for (const double s : t) CHECK((s >= 0 && s < 1));
+      // The warm-up under choice 0, `first` runs under each in order, then round r from r.
+      std::vector<std::size_t> want{0};
+      for (std::size_t i = 0; i < count; ++i) want.push_back(i);
+      for (int r = 0; r < rounds; ++r)
+        for (std::size_t j = 0; j < count; ++j) want.push_back((j + std::size_t(r)) % count);
+      CHECK(used == want);
+      for (std::size_t i = 0; i < count; ++i)
+        CHECK(runs[i] == std::size_t(first + rounds) + (i == 0 ? 1 : 0));
+      CHECK(current == want.back());
+    }
+  // The best of each choice's runs: a choice whose every run takes 2 ms against none.
+  std::size_t current = 0;
+  const std::vector<double> t = best_seconds_each(
+      2, [&](std::size_t i) { current = i; },
+      [&] {
+        if (current == 1) {
+          Kokkos::Timer wait;
+          while (wait.seconds() < 0.002) {
+          }
+        }
+      },
+      1, 2);
+  CHECK(t[1] >= 0.002);
+  CHECK(t[0] < t[1]);
+  // What use or run throws reaches the caller.
+  CHECK_THROWS_AS(best_seconds_each(
+                      2,
+                      [](std::size_t i) {
+                        if (i == 1) throw std::runtime_error("use");
+                      },
+                      [] {}, 1, 1),
+                  std::runtime_error);
+}
 #endif
 
 #if defined(KOKKOS_ENABLE_SERIAL) || defined(KOKKOS_ENABLE_OPENMP)

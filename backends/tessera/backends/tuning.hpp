@@ -14,6 +14,7 @@
 #include <tessera/backends/host/backend.hpp>
 #include <tessera/backends/host/gemm.hpp>
 #include <tessera/backends/host/target.hpp>
+#include <tessera/backends/host/timing.hpp>
 #include <tessera/backends/reduce.hpp>
 #include <tessera/dsl/array.hpp>
 #include <tessera/dsl/expr/nodes.hpp>
@@ -31,29 +32,16 @@
 namespace tessera {
 
 namespace impl {
-/// The timing protocol of the explicit tunings: `use(c[0])` then run() once (warm-up: plans,
-/// first touch), the best of `first` runs under each choice c[i] in turn, then `rounds`
-/// rounds of one run under each, so that drifting machine load hits all alike. Returns the
-/// best seconds under each choice, in c's order; `use` is left at the last.
+/// host::impl::best_seconds_each over the choices c: `use(c[i])` before the runs under choice
+/// i. Returns the best seconds under each choice, in c's order; `use` is left at the choice
+/// timed last.
 template <class C, std::size_t K, class Use, class Run>
 std::array<double, K> best_seconds_of(const std::array<C, K>& c, const Use& use, const Run& run,
                                       int first, int rounds) {
-  auto best_of = [&](const C& choice, int reps) {
-    use(choice);
-    double best = 1e300;
-    for (int r = 0; r < reps; ++r) {
-      Kokkos::Timer timer;
-      run();
-      Kokkos::fence();
-      best = std::min(best, timer.seconds());
-    }
-    return best;
-  };
-  (void)best_of(c[0], 1);
+  const std::vector<double> s = backends::host::impl::best_seconds_each(
+      K, [&](std::size_t i) { use(c[i]); }, run, first, rounds);
   std::array<double, K> t;
-  for (std::size_t i = 0; i < K; ++i) t[i] = best_of(c[i], first);
-  for (int r = 0; r < rounds; ++r)
-    for (std::size_t i = 0; i < K; ++i) t[i] = std::min(t[i], best_of(c[i], 1));
+  std::copy(s.begin(), s.end(), t.begin());
   return t;
 }
 /// The bytes a tuning times for data from memory: k times the last-level cache the machine
@@ -581,8 +569,9 @@ prefetch_tuning tune_prefetch() {
       without.tile_reduce[c] = false;
       pick.tile_reduce[c] = faster([&] { out = tile_mean<R, R>(a); }, with, without) != 0;
       // Then the line, with the prefetch just chosen: the rule's and each narrower one the
-      // kernel has (its plan differs), timed round-robin (a warm-up each, then 9 rounds, each
-      // starting from the next line); the fastest is kept where 5 % faster than the rule's.
+      // kernel has (its plan differs), timed round-robin (best_seconds_each: one run each,
+      // then 9 rounds, each starting from the next line); the fastest is kept where 5 % faster
+      // than the rule's.
       // Not one against the next: on a Zen 4 core 16x16 tiles ran about as fast on half the
       // rule's line as on the rule's and 10-25 % faster on a quarter or an eighth, and a
       // chain of 5 % steps sometimes stopped at the rule's (tessera-tour 0.93x Eigen).
@@ -599,20 +588,11 @@ prefetch_tuning tune_prefetch() {
         lines.push_back(narrower);
       }
       if (lines.size() > 1) {
-        const std::size_t n = lines.size();
-        std::vector<double> best(n, 1e300);
-        for (int round = -1; round < 9; ++round)
-          for (std::size_t i = 0; i < n; ++i) {
-            const std::size_t k = (i + std::size_t(round + 1)) % n;
-            set_prefetch_tuning(lines[k]);
-            Kokkos::Timer timer;
-            out = tile_mean<R, R>(a);
-            Kokkos::fence();
-            if (round >= 0) best[k] = std::min(best[k], timer.seconds());
-          }
-        std::size_t fastest = 0;
-        for (std::size_t k = 1; k < n; ++k)
-          if (best[k] < best[fastest]) fastest = k;
+        const std::vector<double> best = backends::host::impl::best_seconds_each(
+            lines.size(), [&](std::size_t k) { set_prefetch_tuning(lines[k]); },
+            [&] { out = tile_mean<R, R>(a); }, 1, 9);
+        const std::size_t fastest =
+            std::size_t(std::min_element(best.begin(), best.end()) - best.begin());
         if (best[fastest] < 0.95 * best[0]) pick = lines[fastest];
       }
     };

@@ -5,9 +5,9 @@
 #pragma once
 
 #include <tessera/backends/host/gemm/driver.hpp>
+#include <tessera/backends/host/timing.hpp>
 #include <tessera/codegen/plan_cache.hpp>
 
-#include <chrono>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -16,33 +16,17 @@ namespace tessera::backends::host {
 
 namespace impl {
 
-/// Times gemm<T> with blocking b on an n^3 problem: best of `reps` runs, seconds.
-template <class T>
-double time_blocking(const gemm_blocking& b, index_type n, int reps, const std::vector<T>& a,
-                     const std::vector<T>& bm, std::vector<T>& c) {
-  auto id = [](index_type, index_type, T v) {
-    return v;
-  };
-  double best = 1e300;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    gemm(n, n, n, a.data(), n, bm.data(), n, c.data(), n, id, b);
-    const auto t1 = std::chrono::steady_clock::now();
-    best = std::min(best, std::chrono::duration<double>(t1 - t0).count());
-  }
-  return best;
-}
-
 /// The autotuner behind tune(). Candidates: default_blocking, kc x 1/2, 3/2, 2,
 /// mc x 1/2, 2, and (2 mc, kc / 2), (mc / 2, 2 kc), clipped to the tuning problem (512^3) and
 /// deduplicated; then the default and kc / 2 with A prefetched 16 and 32 k steps ahead
-/// (micro_kernel_k_loop's PrefetchA: it helps where A's stream outruns the L1 prefetchers). Round 1
-/// times each candidate twice, then five rounds time each once in turn (so that drifting machine
-/// load hits all alike), each candidate keeping its best; round 2 times the default and the
-/// fastest again, alternately, three times. A candidate replaces the default only when its best
-/// time is at least 3% better, so that timing noise alone does not move the choice. (With best of
-/// 3 per candidate in turn, an Intel Xeon guest kept the default for doubles at x86-64-v3 in one
-/// call of several, 0.81x OpenBLAS at 1024^2 where the others' kc / 2 with A prefetched ran 0.95x.)
+/// (micro_kernel_k_loop's PrefetchA: it helps where A's stream outruns the L1 prefetchers),
+/// timed by best_seconds_each (host/timing.hpp). Round 1 times each candidate twice, then five
+/// rounds time each once in turn (so that drifting machine load hits all alike), each keeping
+/// its best; round 2 times the default and the fastest again, interleaved, three times each. A
+/// candidate replaces the default only when its best time is at least 3% better, so that timing
+/// noise alone does not move the choice. (With best of 3 per candidate in turn, an Intel Xeon
+/// guest kept the default for doubles at x86-64-v3 in one call of several, 0.81x OpenBLAS at
+/// 1024^2 where the others' kc / 2 with A prefetched ran 0.95x.)
 template <class T>
 gemm_blocking autotune() {
   using S = micro_tile<T>;
@@ -71,19 +55,22 @@ gemm_blocking autotune() {
     add(d.mc, d.kc, ahead);
     add(d.mc, long(d.kc / 2), ahead);
   }
-  (void)time_blocking(cands[0], n, 1, a, b, c);  // warm-up: caches, scratch arenas, threads
-  std::vector<double> t(cands.size());
-  for (std::size_t i = 0; i < cands.size(); ++i) t[i] = time_blocking(cands[i], n, 2, a, b, c);
-  for (int r = 0; r < 5; ++r)
-    for (std::size_t i = 0; i < cands.size(); ++i)
-      t[i] = std::min(t[i], time_blocking(cands[i], n, 1, a, b, c));
+  auto id = [](index_type, index_type, T v) {
+    return v;
+  };
+  const gemm_blocking* timed = &cands[0];
+  auto run = [&] {
+    gemm(n, n, n, a.data(), n, b.data(), n, c.data(), n, id, *timed);
+  };
+  // The first run (best_seconds_each's warm-up) fills caches, scratch arenas and threads.
+  std::vector<double> t = best_seconds_each(
+      cands.size(), [&](std::size_t i) { timed = &cands[i]; }, run, 2, 5);
   const std::size_t win = std::size_t(std::min_element(t.begin(), t.end()) - t.begin());
   if (win == 0) return d;
-  for (int r = 0; r < 3; ++r) {  // interleaved, so that drifting machine load hits both alike
-    t[0] = std::min(t[0], time_blocking(cands[0], n, 1, a, b, c));
-    t[win] = std::min(t[win], time_blocking(cands[win], n, 1, a, b, c));
-  }
-  return t[win] < 0.97 * t[0] ? cands[win] : d;
+  const std::size_t pair[2] = {0, win};
+  const std::vector<double> again = best_seconds_each(
+      2, [&](std::size_t i) { timed = &cands[pair[i]]; }, run, 1, 2);
+  return std::min(t[win], again[1]) < 0.97 * std::min(t[0], again[0]) ? cands[win] : d;
 }
 
 }  // namespace impl
