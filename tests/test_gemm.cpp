@@ -430,8 +430,16 @@ TEST_CASE("a_prefetch: the same bits as without it (float, double), a negative o
 TEST_CASE("default_blocking: positive, multiples of the micro-tile, used by a correct product") {
   check_blocking_shape<float>(host::default_blocking<float>());
   check_blocking_shape<double>(host::default_blocking<double>());
+  // At most 192 rows of A per block, whatever the micro-tile's rows (or one micro-panel).
+  CHECK(host::default_blocking<float>().mc <= std::max(192, host::gemm_mr<float>));
+  CHECK(host::default_blocking<double>().mc <= std::max(192, host::gemm_mr<double>));
+  MESSAGE("micro-tiles: float " << host::gemm_mr<float> << " x "
+                                << host::gemm_nr<float> << ", double "
+                                << host::gemm_mr<double> << " x " << host::gemm_nr<double>);
   problem<float> p(300, 257, 411, 2, 3, 4);
   check_product(p, host::default_blocking<float>());
+  problem<double> q(301, 259, 413, 3, 5, 7);
+  check_product(q, host::default_blocking<double>());
 }
 
 TEST_CASE("tune: explicit, used by later products, set_blocking, default is deterministic") {

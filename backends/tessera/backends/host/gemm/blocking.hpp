@@ -148,10 +148,14 @@ inline constexpr int gemm_nr = impl::micro_tile<T>::NR;
 
 /// Blocking derived from the cache sizes of the host (host_caches, with fallbacks of 32 KiB L1d,
 /// 1 MiB L2, 8 MiB L3): kc so that a packed kc x NR micro-panel of B is 4/3 of L1d, mc so that
-/// the packed mc x kc block of A fills half of L2 (at most 16 micro-panels, which also keeps
-/// enough row blocks for the threads), nc so that the kc x nc panel of B uses a quarter of L3
-/// (at most 4096 columns). All values are element counts; mc is a multiple of MR, nc of NR, kc
-/// of 16.
+/// the packed mc x kc block of A fills half of L2 (at most 192 rows, 16 micro-panels of the
+/// AVX-512 tile, which also keeps enough row blocks for the threads), nc so that the kc x nc
+/// panel of B uses a quarter of L3 (at most 4096 columns). All values are element counts; mc is
+/// a multiple of MR, nc of NR, kc of 16.
+/// Why 192 rows for every tile: AVX2's tiles of 6 and 4 rows had been held to 16 micro-panels
+/// (96 and 64 rows), and at x86-64-v3 floats ran 0.95x OpenBLAS's Haswell sgemm with 96 rows
+/// against 0.98-1.00x with 192 (Intel Xeon guest, 1024^2, kc 512, alternated), doubles 0.97x
+/// with 96 against 0.99x (kc 256, A prefetched).
 /// Why kc is deeper than L1d: the micro-kernel reads A and B as two sequential streams that L2
 /// serves at a fraction of its bandwidth (about 15 bytes per cycle), while every call also
 /// loads and stores its MR x NR tile of C, which on large products comes from memory; a deeper
@@ -169,7 +173,7 @@ gemm_blocking default_blocking() {
   long kc = c.l1 * 4 / 3 / (S::NR * e);
   kc = std::clamp(kc / 16 * 16, 64L, 512L);
   long mc = c.l2 / 2 / (kc * e);
-  mc = std::clamp(mc / S::MR * S::MR, long(S::MR), 16L * S::MR);
+  mc = std::clamp(mc / S::MR * S::MR, long(S::MR), std::max(192L / S::MR * S::MR, long(S::MR)));
   long nc = c.l3 / 4 / (kc * e);
   nc = std::clamp(nc / S::NR * S::NR, long(S::NR), 4096L / S::NR * S::NR);
   return {int(mc), int(kc), int(nc), S::MR, S::NR};

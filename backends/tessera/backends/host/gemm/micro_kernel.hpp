@@ -20,16 +20,26 @@ inline constexpr int simd_registers = simd::registers;
 
 /// Micro-tile of the register-blocked kernel for element type T: MR rows x NR = NV * W
 /// columns of C held in MR * NV vector accumulators of W lanes. With 32 registers (AVX-512)
-/// 12 x 2 accumulators, with 16 registers 6 x 2 (the AVX2 6 x 16 float kernel), leaving room
-/// for the NV vectors of B and a broadcast of A; without SIMD a 4 x 4 scalar tile.
+/// 12 x 2 accumulators; with 16 registers 6 x 2 for float (the AVX2 6 x 16 kernel) and 4 x 3
+/// for double (AVX2 4 x 12), leaving room for the NV vectors of B and a broadcast of A; without
+/// SIMD a 4 x 4 scalar tile.
+/// Why doubles take 4 x 3 with 16 registers: each k step reads MR elements of A's packed
+/// micro-panel, which streams from L2, for MR * NV multiply-adds. AVX2's 6 x 8 double tile
+/// asks 48 bytes of A per 12 multiply-adds (8 bytes per cycle at two a cycle), twice the
+/// float tile's rate; 4 x 12 asks 32. On an Intel Xeon guest (x86-64-v3, C = C + A B of
+/// doubles, mc 192, kc 256, A prefetched 32 k steps ahead; alternated with OpenBLAS's Haswell
+/// dgemm, best of 5-7, three runs at 1024^2), against OpenBLAS: 6 x 8 0.97x, 4 x 12 0.99x at
+/// 1024^2; 512^2 0.95 -> 1.01x; 1000^2 0.96 -> 1.00x; 2048^2 0.99 -> 1.01x. Floats as 4 x 24
+/// ran within 2 % of 6 x 16 at kc 256 and 3-4 % behind at kc 512 (a 48 KiB B micro-panel).
 template <class T>
 struct micro_tile {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
                 "tessera::backends::host::gemm: element type must be float or double");
   static constexpr int W = simd_bytes / int(sizeof(T)) >= 2 ? simd_bytes / int(sizeof(T)) : 1;
-  static constexpr int NV = W == 1 ? 4 : 2;
+  static constexpr bool narrow_doubles = simd_registers < 32 && sizeof(T) == 8;
+  static constexpr int NV = W == 1 ? 4 : narrow_doubles ? 3 : 2;
   static constexpr int NR = W * NV;
-  static constexpr int MR = W == 1 ? 4 : (simd_registers >= 32 ? 12 : 6);
+  static constexpr int MR = W == 1 ? 4 : simd_registers >= 32 ? 12 : narrow_doubles ? 4 : 6;
 };
 
 template <class T, int W>
@@ -43,14 +53,14 @@ using simd::store;
 /// c = acc, or c += acc with `accumulate`; else acc is stored to `tile` (MR x NR, row-major,
 /// 64-byte aligned) for the caller to finish.
 /// One function per element type, never inlined into its callers: the MR x NV accumulators,
-/// the NV vectors of B and the broadcast of A take 15 of AVX2's 16 vector registers, and once
+/// the NV vectors of B and the broadcast of A take 15 or 16 of AVX2's 16 vector registers, and once
 /// inlined into a kernel with a fused epilogue, GCC 12 kept one accumulator on the stack
 /// (relu(A B a + b C), 2048^2 floats, on a Zen 3 core: 35 GFLOP/s against 75 without the
 /// epilogue). NV: vectors of B per row, micro_tile's, or 1 for a partial micro-panel of at
 /// most W columns (its first W columns only; never `to_c`).
 /// PrefetchA: each k step also prefetches `a` a_ahead elements ahead (gemm_blocking::a_prefetch
 /// k steps; past the micro-panel's end, the next one's start, as the driver packs them in a
-/// row). A's micro-panels stream from L2 while B's stays in L1, and at x86-64-v3 (6 x 8
+/// row). A's micro-panels stream from L2 while B's stays in L1, and at x86-64-v3 (then 6 x 8
 /// doubles, A read at 8 bytes per cycle) an Intel Xeon guest's L1 prefetchers did not keep up:
 /// 1024^2 doubles with kc 256 ran 0.92-0.95x OpenBLAS's Haswell kernel with A prefetched 32 k
 /// steps ahead against 0.87-0.91x without (alternated, best of 5 each, four runs), while the
@@ -63,9 +73,14 @@ TESSERA_HOST_NOINLINE TESSERA_SIMD_FULL_WIDTH void micro_kernel_k_loop(
   constexpr int MR = S::MR, W = S::W;
   static_assert(NV >= 1 && NV <= S::NV, "micro_kernel_k_loop: at most micro_tile's NV vectors");
   using V = typename simd_type<T, W>::type;
-  // Start fetching the C tile (read for writing) while the k loop runs.
+  // Start fetching the C tile (read for writing) while the k loop runs: every line of each
+  // row's n elements. A row of more than a line that does not start on one spans a line more
+  // (4 x 12 doubles, rows of 96 bytes: three lines where the row stride is not whole 32-byte
+  // pieces); with its first and last elements alone the middle line was a demand miss, and
+  // C = C + A B of 999^2 doubles ran 0.86-0.91x OpenBLAS where 1000^2 ran 1.00x.
+  constexpr int line = 64 / int(sizeof(T));
   for (int r = 0; r < m; ++r) {
-    __builtin_prefetch(c + r * ldc, 1, 3);
+    for (int j = 0; j < n; j += line) __builtin_prefetch(c + r * ldc + j, 1, 3);
     __builtin_prefetch(c + r * ldc + n - 1, 1, 3);
   }
   V acc[MR][NV];
