@@ -108,7 +108,7 @@ void set_matmul_blocking(const matmul_blocking& b) {
   backends::host::set_blocking<T>(b);
 }
 /// Times a few blockings around the default on a 512^3 product with the default host
-/// execution space's threads (about 110 products: 0.3 s at 100 GFLOP/s) and uses the fastest for
+/// execution space's threads (at most 92 products: 0.25 s at 100 GFLOP/s) and uses the fastest for
 /// later matmuls of type T; returns it. Store it (mc, kc, nc, a_prefetch) and pass it to
 /// set_matmul_blocking in later runs to skip the timing. @pre Kokkos is initialized.
 template <class T>
