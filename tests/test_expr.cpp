@@ -672,6 +672,61 @@ TEST_CASE("unaligned transpose blocks: every kernel, set by hand or by tune_tran
   set_transpose_unaligned(transpose_unaligned::strips);  // the default for the rest
 }
 
+TEST_CASE("streamed transposes whose output rows do not start on a line: skewed tiles") {
+  // With the threshold set to a byte, every transpose whose output rows are not whole blocks is
+  // planned streamed, as those larger than the last-level cache are: full tiles write each
+  // output row shifted to its line boundaries (kernels::skewed_tile_rows), the last tile column
+  // and the last rows as before. The exact transpose every way, floats, doubles and ints, into
+  // arrays and into a section whose rows start anywhere (the border stays as it was).
+  const codegen::target before = backends::backend<execution_space>::make_target();
+  struct reset {
+    ~reset() {
+      backends::host::set_unaligned_rows_threshold(0);
+      set_memory_threshold(0);
+    }
+  } guard;
+  backends::host::set_unaligned_rows_threshold(1);
+  set_memory_threshold(1);
+  const codegen::target target = backends::backend<execution_space>::make_target();
+  if (!before.thread_per_logical && backends::host::streaming_supported) {
+    CHECK(target.transpose.unaligned_rows_min_bytes == 1);
+    CHECK(before.transpose.unaligned_rows_min_bytes ==
+          backends::host::impl::derived_memory_resident_min_bytes());
+    array<float, 2> A(300, 301), T(301, 300);
+    CHECK(tt::has(explain(T, transpose(A)), "non-temporal"));
+  }
+  std::vector<std::array<long, 2>> shapes = {{999, 666}, {129, 127}, {127, 129}, {33, 65},
+                                             {65, 33},   {16, 17},   {17, 16},   {1, 1},
+                                             {1, 40},    {40, 1},    {0, 5},     {300, 301}};
+  for (int i = 0; i < 6; ++i) shapes.push_back({tt::random_size(1, 700), tt::random_size(1, 700)});
+  for (const auto& shape : shapes) {
+    const long r = shape[0], c = shape[1];
+    CAPTURE(r);
+    CAPTURE(c);
+    const M ea = tt::random_matrix<float>(r, c);
+    array<float, 2> A = from_eigen(ea), T(c, r);
+    T = transpose(A);
+    CHECK(max_abs_diff(to_eigen(T), M(ea.transpose())) == 0.0);
+    const auto ed = tt::random_matrix<double>(r, c);
+    array<double, 2> Ad = from_eigen(ed), Td(c, r);
+    Td = transpose(Ad);
+    CHECK(max_abs_diff(to_eigen(Td), tessera::eigen_matrix<double>(ed.transpose())) == 0.0);
+    using MI = eigen_matrix<int>;
+    const MI ei = ea.unaryExpr([](float x) { return int(x * 1000.f); });
+    array<int, 2> Ai = from_eigen(ei), Ti(c, r);
+    Ti = transpose(Ai);
+    CHECK((ei.size() == 0 || (to_eigen(Ti) - MI(ei.transpose())).cwiseAbs().maxCoeff() == 0));
+    // Into a section one row and three columns in: its rows start 12 bytes past wherever the
+    // array's do.
+    array<float, 2> Dst(c + 2, r + 5);
+    Dst = -7.f;
+    assign(Dst.section(tessera::index<2>(1, 3), extent<2>(c, r)), transpose(A));
+    M want = M::Constant(c + 2, r + 5, -7.f);
+    want.block(1, 3, c, r) = ea.transpose();
+    CHECK(max_abs_diff(to_eigen(Dst), want) == 0.0);
+  }
+}
+
 TEST_CASE("best_seconds_each: a warm-up, each choice in turn, then rounds from the next choice") {
   using backends::host::impl::best_seconds_each;
   for (const int first : {1, 3})

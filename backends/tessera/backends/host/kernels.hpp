@@ -718,6 +718,41 @@ struct kernels {
                          false);
     }
   }
+  /// Bytes of a tile row that skewed_tile_rows takes (its buffer: B rows of this plus a block).
+  static constexpr index_type skewed_row_max_bytes = 1024;
+  /// The first `rows` rows (whole blocks) of the tile at (oi, oj), tw columns (whole blocks), of a
+  /// plain transpose (operand `src`, row stride lds) to an output whose rows do not all start on
+  /// a line (`o`, row stride ldo), every whole line with a streaming store. Each block row is
+  /// transposed into a buffer, then each output row written shifted to its line boundaries:
+  /// columns [oj + d, oj + tw + d), d the elements from column oj to the row's next line, so
+  /// that this tile and the tile to its right split every line between them exactly once
+  /// (`extend`: that tile is skewed too; one more block is transposed for the d columns past
+  /// the tile). Without `extend` the row ends at oj + tw, its last part line stored normally,
+  /// and with `first` (the output's first tile column) it starts at column 0, its first part
+  /// line stored normally. Where the output rows do not start on lines, the blocks' own
+  /// 64-byte rows straddle two lines each, and every line was read for ownership and written
+  /// in two halves, from two tiles.
+  template <class T>
+  TESSERA_HOST_NOINLINE static void skewed_tile_rows(const T* src, index_type lds, T* o,
+                                                     index_type ldo, index_type oi, index_type oj,
+                                                     index_type rows, index_type tw, bool first,
+                                                     bool extend) {
+    constexpr int B = transpose_block_size;
+    constexpr index_type max_cols = skewed_row_max_bytes / index_type(sizeof(T)) + B;
+    alignas(64) T buf[B * max_cols];
+    const index_type ldb = tw + B;  // whole blocks: every buffer row starts on a line
+    const index_type blocks = tw / B + (extend ? 1 : 0);
+    for (index_type ib = 0; ib < rows; ib += B) {
+      transpose_blocks(src + oj * lds + oi + ib, lds, buf, ldb, blocks, false);
+      for (int r = 0; r < B; ++r) {
+        T* const at = o + (oi + ib + r) * ldo + oj;
+        const index_type d = index_type((64 - reinterpret_cast<std::uintptr_t>(at) % 64) % 64) /
+                             index_type(sizeof(T));
+        const index_type begin = first ? 0 : d, end = extend ? tw + d : tw;
+        stream_run(at + begin, buf + r * ldb + begin, end - begin);
+      }
+    }
+  }
   /// The ni x nj output tile at (oi, oj) of a plain transpose whose output has fewer than B
   /// rows or columns: out(i, j) = src(j, i) (operand row stride lds, output row stride ldo).
   /// The short side goes four lines at a time and the long side is the inner loop, so each
@@ -787,8 +822,10 @@ struct kernels {
   /// then each output row of the block (one or two cache lines) is evaluated into a line and
   /// stored whole, streaming when the plan says so. Where the plan has an output tile in
   /// scratch (kernel_plan::staged_output_tile), a full tile's blocks are stored there instead
-  /// and the tile then streams out row by row, each row one run of whole lines. One team
-  /// member per tile, so the stage -> evaluate order (the plan's barrier) is program order.
+  /// and the tile then streams out row by row, each row one run of whole lines. A streamed plain
+  /// transpose whose output rows do not start on lines writes its full-width tiles skewed
+  /// (skewed_tile_rows): each output row's whole lines streamed. One team member per tile, so
+  /// the stage -> evaluate order (the plan's barrier) is program order.
   template <int S, class Ev, class T>
   static void staged_transpose(const Space& exec, const codegen::kernel_plan& k, const Ev& ev,
                                const tessera::impl::strided_ref<T, 2>& out, const extent<2>& ext,
@@ -811,9 +848,10 @@ struct kernels {
     const index_type group = k.staged_row_group > 0 ? k.staged_row_group : tw;
     // Blocks whose output rows do not start on a line: the kernel in use for an output of this
     // size (read once a launch), placed by the last-level cache the machine reports, not by the
-    // memory threshold: such rows never stream, and a threshold measured with streaming stores
-    // says nothing of where their lines stay (999 x 666 floats, on an Intel Xeon guest whose
-    // measured threshold was 4 MiB: 206 us in the cache's kernel, 281 in the memory's).
+    // memory threshold: such rows stream only from that size on (in skewed tiles, below), and
+    // a threshold measured with whole-line outputs says nothing of where their lines stay (999
+    // x 666 floats, on an Intel Xeon guest whose measured threshold was 4 MiB: 206 us in the
+    // cache's kernel, 281 in the memory's).
     const unaligned_block_store unaligned =
         transpose_unaligned_setting(
             output_place_of(std::size_t(rows) * std::size_t(cols) * sizeof(T),
@@ -835,6 +873,14 @@ struct kernels {
       });
     check_narrow_copy(k, plain != nullptr);
     const bool narrow_copy = k.staged_narrow_copy;
+    // A streamed plain transpose whose output rows do not all start on a line (a row stride
+    // that is not whole lines, or an output that does not start on one): full tiles go through
+    // skewed_tile_rows, whole lines streamed. On an Intel Xeon guest (8193 x 8197 floats, 128 x
+    // 32 tiles) the blocks stored in place ran 1.2-4.2 GB/s read + written (the five kernels of
+    // unaligned_block_store; OpenBLAS' somatcopy 4.0), skewed 10 (8192^2, rows on lines, 18).
+    const bool skew = streaming_supported && k.streaming_stores && !stream && !narrow_copy &&
+                      plain != nullptr && (sizeof(T) == 4 || sizeof(T) == 8) && tw % B == 0 &&
+                      tw * index_type(sizeof(T)) <= skewed_row_max_bytes;
     // Team `rank`'s tiles, with its scratch at `scratch` (64-byte aligned).
     auto team_tiles = [=](index_type rank, char* const scratch) {
       // Tiles down a column of the output first: consecutive teams (and a team's `per` tiles)
@@ -863,12 +909,21 @@ struct kernels {
           plain_narrow_tile(plain, plain_ld, o, ldo, oi, oj, ni, nj);
           continue;
         }
+        // Skewed: the tile's whole block rows (a full-width tile; the tile to the right, when
+        // full, is skewed as well), then its last rows, if any, below as other tiles' are.
+        const bool skewed = skew && nj == tw;
+        const index_type ib0 = skewed ? ni / B * B : 0;
+        if (skewed) {
+          skewed_tile_rows(plain, plain_ld, o, ldo, oi, oj, ib0, tw, oj == 0,
+                           cols - (oj + tw) >= tw);
+          if (ib0 == ni) continue;
+        }
         // The tile's operand rows (output columns) in groups of `group` (the plan's rule).
         if (staged_out && plain != nullptr) {
           plain_tile_to_buffer(plain, plain_ld, tile_buf, oi, oj, th, tw, group);
         } else {
           for (index_type jg = 0; jg < nj; jg += group)
-            for (index_type ib = 0; ib < ni; ib += B)
+            for (index_type ib = ib0; ib < ni; ib += B)
               for (index_type jb = jg; jb < nj && jb < jg + group; jb += B) {
                 c.oi = oi + ib;
                 c.oj = oj + jb;
@@ -892,8 +947,10 @@ struct kernels {
                   // which codegen::edge_fitted_tile keeps out of default plans). On a Zen 4 core
                   // (x86-64-v3, floats, best of 200, alternated with the element-wise edges) a
                   // 999 x 666 transpose took 99.5-101 us instead of 106-109.
+                  // (In a skewed tile the rows above are written shifted, some of their
+                  // columns by the tile to the left: only this block's elements.)
                   const index_type si = c.oi + bi - B, sj = c.oj + bj - B;
-                  if (ni >= B && nj >= B)
+                  if (ni >= B && nj >= B && !skewed)
                     transpose_blocks(plain + sj * plain_ld + si, plain_ld, dst(si, sj), ldd, 1,
                                      false, unaligned);
                   else
@@ -930,7 +987,7 @@ struct kernels {
           }
         }
       }
-      if (stream) store_fence();
+      if (stream || skew) store_fence();
     };
     if (k.inline_run) {
       // The teams in order on the calling thread, each in one scratch buffer of the plan's

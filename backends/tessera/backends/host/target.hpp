@@ -78,6 +78,16 @@ inline void set_memory_threshold(std::size_t bytes) {
   ++codegen::target_generation();
 }
 
+/// Makes `bytes` the size (output and operand together) from which later CPU transposes whose
+/// output rows are not whole blocks are streamed (codegen::staged_output_streams; 0: the
+/// last-level cache the machine reports again; plans made before are not reused). Such outputs
+/// keep the reported cache's rule by default, whatever set_memory_threshold set: a threshold
+/// measured with whole-line outputs says nothing of them (backends/host/kernels.hpp).
+inline void set_unaligned_rows_threshold(std::size_t bytes) {
+  impl::unaligned_rows_threshold_setting().store(bytes);
+  ++codegen::target_generation();
+}
+
 template <class Space>
 codegen::target make_target() {
   codegen::target t = backends::impl::kokkos_target<Space>();
@@ -137,10 +147,13 @@ codegen::target make_target() {
   // staged transpose counts the operand it transposes with its output (staged_output_streams).
   const std::size_t memory_bytes = impl::memory_resident_min_bytes();
   t.streaming_store_min_bytes = streaming_supported ? memory_bytes : 0;
-  // Transposes' outputs whose rows never stream (not whole blocks) keep the reported L3's rule
-  // for their tiles, whatever threshold was set or measured.
-  t.transpose.unaligned_rows_min_bytes =
-      streaming_supported ? impl::derived_memory_resident_min_bytes() : 0;
+  // Transposes' outputs whose rows are not whole blocks keep the reported L3's rule for their
+  // tiles, whatever threshold was set or measured, unless set_unaligned_rows_threshold set one.
+  const std::size_t unaligned_rows = impl::unaligned_rows_threshold_setting().load();
+  t.transpose.unaligned_rows_min_bytes = !streaming_supported ? 0
+                                         : unaligned_rows > 0
+                                             ? unaligned_rows
+                                             : impl::derived_memory_resident_min_bytes();
   // Row loops moving more than the last-level cache holds prefetch their operands' leading
   // rows 4 KiB ahead: about what one core's memory bandwidth brings in during one memory
   // latency (40 GB/s x 100 ns). PRK's stencil as sections (8000^2 doubles, Zen 5 core): 20 ->

@@ -194,6 +194,24 @@ TESSERA_HOST_FORCEINLINE void store_row(T* dst, const T* src, bool stream) {
   std::memcpy(dst, src, sizeof(T) * transpose_block_size);
 }
 
+/// Copies the n elements at `src` to `dst` (any alignment of either): the elements before
+/// dst's first line boundary and after its last one with ordinary stores, the whole lines in
+/// between with non-temporal stores where the build has them (stream_line). Callers issue
+/// store_fence() before the data is read by another thread or kernel.
+template <class T>
+TESSERA_HOST_FORCEINLINE void stream_run(T* dst, const T* src, std::ptrdiff_t n) {
+  static_assert(64 % sizeof(T) == 0, "stream_run: elements that tile a 64-byte line");
+  constexpr std::ptrdiff_t line = 64 / std::ptrdiff_t(sizeof(T));
+  const std::ptrdiff_t to_line =
+      std::ptrdiff_t((64 - reinterpret_cast<std::uintptr_t>(dst) % 64) % 64) /
+      std::ptrdiff_t(sizeof(T));
+  const std::ptrdiff_t head = to_line < n ? to_line : n;
+  std::memcpy(dst, src, sizeof(T) * std::size_t(head));
+  std::ptrdiff_t q = head;
+  for (; q + line <= n; q += line) stream_line(dst + q, src + q);
+  std::memcpy(dst + q, src + q, sizeof(T) * std::size_t(n - q));
+}
+
 #if defined(TESSERA_HOST_SHUFFLE)
 namespace impl {
 /// transpose_block through N x N sub-blocks of VB-byte vector rows (N = VB / sizeof(T)).

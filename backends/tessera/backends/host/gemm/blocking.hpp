@@ -119,6 +119,14 @@ inline std::atomic<std::size_t>& memory_threshold_setting() {
   return setting;
 }
 
+/// The bytes set_unaligned_rows_threshold set (0: none set, derived_memory_resident_min_bytes
+/// applies): from how many bytes of output and operand a transpose whose output rows are not
+/// whole blocks is streamed (codegen::transpose_options::unaligned_rows_min_bytes). Thread-safe.
+inline std::atomic<std::size_t>& unaligned_rows_threshold_setting() {
+  static std::atomic<std::size_t> setting{0};
+  return setting;
+}
+
 /// Bytes of data from which a CPU kernel takes its operands to come from memory and its output
 /// to go there, not to stay in cache: the threshold set (memory_threshold_setting), else the
 /// derived one (derived_memory_resident_min_bytes). Outputs this large leave through streaming
