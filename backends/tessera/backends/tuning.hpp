@@ -317,14 +317,16 @@ inline void set_transpose_unaligned(transpose_unaligned s) {
 /// output in L2 and in the last-level cache, both written again and again, and the kernel whose
 /// slowest place is the least behind that place's fastest kernel (impl::least_behind_everywhere;
 /// kernels within 3 % of that are tied, and of them the one least behind on both wins, the
-/// earlier of the list on an exact tie). Larger outputs: outputs about the last-level cache's
-/// size (at most 256 MiB), the fastest kernel. Each place times three transposes per run, so
+/// earlier of the list on an exact tie). Larger outputs: outputs of about 0.4 of the last-level
+/// cache (at most 256 MiB; from a third of it an output is `memory`, and from half of it, with
+/// its operand, it is streamed, its full tiles skewed, not written by these kernels), the
+/// fastest kernel. Each place times three transposes per run, so
 /// that no one shape's cache conflicts decide, with neither the operand's rows nor the output's
 /// on whole lines (the padded shapes the kernels are for): operands of s + 5, s - 11 and s + 3
 /// columns into output rows 1, 7 and 13 floats longer than whole lines (s a multiple of 16). In
 /// L2 s is about sqrt(L2 / 32) (176 with 1 MiB of L2: about 125 KB out each), in the last-level
 /// cache about sqrt(2 L2 / 4) (720: about 2 MB each; at most a sixth of the last-level cache),
-/// beyond it about sqrt(LLC / 4) (2896 with 32 MiB of L3: about 34 MB each). Which kernel is
+/// beyond it about sqrt(0.4 LLC / 4) (1824 with 32 MiB of L3: about 13 MB each). Which kernel is
 /// fastest varies with the shape: on a Zen 5 core (x86-64-v3, best of 30) `strips` wrote
 /// 721 x 725 at 78-79 GB/s read + written and `halves` at 72-73, but 727 x 709 at 57 against 65,
 /// and operand rows on whole lines favour `halves` (727 x 704: 57-67 against 69-80). With one
@@ -332,7 +334,7 @@ inline void set_transpose_unaligned(transpose_unaligned s) {
 /// cache, 2 MB outputs rotated through 1.5 times it, that build picked `halves_prefetched`,
 /// and the 999 x 666 transpose (output in cache) took 85-98 us where `strips` took 69-70. Best
 /// of 10 each, then 20 alternated rounds, in cache (about 0.1 s); best of 2 and 4 rounds
-/// beyond it (about 0.4 s with 32 MiB of L3; six arrays of about the last-level cache's size).
+/// beyond it (six arrays of about 0.4 of the last-level cache's size).
 /// Returns the kernels now in use; on a GPU mapping, or in builds where the choice does not
 /// apply (vectors under 32 bytes), returns them untimed. Explicit: nothing calls it implicitly.
 /// \throws what allocating the arrays throws; the kernels in use before are then kept.
@@ -347,14 +349,14 @@ inline transpose_unaligned_choice tune_transpose_unaligned() {
   if (!applies || target.thread_per_logical) return transpose_unaligned_in_use();
   const std::size_t l2 = target.l2_bytes > 0 ? target.l2_bytes : std::size_t(1) << 20;
   // The reported last-level cache, not a memory threshold set or measured: the kernels place
-  // their outputs by it (such rows never stream; backends/host/kernels.hpp).
+  // their outputs by it (backends/host/kernels.hpp).
   const std::size_t llc = std::max(backends::host::impl::derived_memory_resident_min_bytes(), l2);
   auto side_of = [](double bytes) {
     return std::max<index_type>(index_type(std::sqrt(bytes / sizeof(float))) / 16 * 16, 32);
   };
   const index_type small = side_of(double(l2) / 8),
                    side = side_of(std::min(2.0 * double(l2), double(llc) / 6)),
-                   large = side_of(std::min(double(llc), double(std::size_t(256) << 20)));
+                   large = side_of(std::min(0.4 * double(llc), double(std::size_t(256) << 20)));
   // The three shapes of a place of side s: (rows, columns) of the operand, (columns, rows) out.
   struct shape {
     index_type rows, cols;
@@ -527,7 +529,7 @@ prefetch_tuning tune_prefetch() {
   const codegen::target target = backends::backend<execution_space>::make_target();
   if (target.thread_per_logical || target.row_prefetch_min_bytes == 0)
     return prefetch_tuning_in_use();
-  // Arrays of four times the L3, at most 256 MiB (as tune_transpose_unaligned's): a guest
+  // Arrays of four times the L3, at most 256 MiB (tune_transpose_unaligned's cap): a guest
   // reporting 480 MiB of L3 (one core reading 12.5 GB/s from memory) timed 1.9 GB arrays for
   // tile_mean, and the call took 38-40 s. Four times a larger threshold in use, never a smaller
   // one (impl::memory_sized_bytes).
