@@ -482,6 +482,16 @@ inline row transpose_uneven(const options& o, std::vector<contender>& cs, std::s
   });
 }
 
+/// A transpose larger than the caches whose output rows do not start on a line: 8193 x 8197
+/// floats (269 MB each way), no side a multiple of a block or a line.
+inline row transpose_large_uneven(const options& o, std::vector<contender>& cs, std::string& name) {
+  const long r = scaled_side(8193, o.scale, 1), c = scaled_side(8197, o.scale, 1);
+  name = "transpose_8193x8197";
+  row w = transpose_row(o, cs, r, c, 6, [](auto&, const auto&, const auto&) {});
+  w.size = std::to_string(r) + "x" + std::to_string(c);
+  return w;
+}
+
 template <int S>
 row tile_mean(const options& o, std::vector<contender>& cs, std::string& name) {
   const long n = scaled_side(8192, o.scale, 16);
@@ -934,6 +944,7 @@ inline std::vector<std::pair<std::string, workload_fn>> workloads() {
       {"fused_epilogue", fused},
       {"transpose", transpose},
       {"transpose_999x666", transpose_uneven},
+      {"transpose_8193x8197", transpose_large_uneven},
       {"tile_mean_2x2", tile_mean<2>},
       {"tile_mean_4x4", tile_mean<4>},
       {"tile_mean_16x16", tile_mean<16>},
