@@ -746,8 +746,7 @@ struct kernels {
       transpose_blocks(src + oj * lds + oi + ib, lds, buf, ldb, blocks, false);
       for (int r = 0; r < B; ++r) {
         T* const at = o + (oi + ib + r) * ldo + oj;
-        const index_type d = index_type((64 - reinterpret_cast<std::uintptr_t>(at) % 64) % 64) /
-                             index_type(sizeof(T));
+        const index_type d = elements_to_line(at);
         const index_type begin = first ? 0 : d, end = extend ? tw + d : tw;
         stream_run(at + begin, buf + r * ldb + begin, end - begin);
       }

@@ -250,8 +250,7 @@ void scan_run(const T* in, T* out, index_type n, A& acc, const Op& op, bool stre
     scan_block<Exclusive>(in, out, n, acc, op);
     return;
   }
-  const index_type head =
-      index_type((64 - reinterpret_cast<std::uintptr_t>(out) % 64) % 64 / sizeof(T));
+  const index_type head = elements_to_line(out);
   scan_block<Exclusive>(in, out, head, acc, op);
   with_scan_width<A>([&](auto w) {
     constexpr int W = decltype(w)::value;

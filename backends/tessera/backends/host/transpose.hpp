@@ -194,6 +194,13 @@ TESSERA_HOST_FORCEINLINE void store_row(T* dst, const T* src, bool stream) {
   std::memcpy(dst, src, sizeof(T) * transpose_block_size);
 }
 
+/// Elements of T from `p` to the next 64-byte line boundary (0 where p is on one; 0 to
+/// 64 / sizeof(T) - 1). @pre p is aligned to sizeof(T)
+template <class T>
+TESSERA_HOST_FORCEINLINE std::ptrdiff_t elements_to_line(const T* p) {
+  return std::ptrdiff_t((64 - reinterpret_cast<std::uintptr_t>(p) % 64) % 64 / sizeof(T));
+}
+
 /// Copies the n elements at `src` to `dst` (any alignment of either): the elements before
 /// dst's first line boundary and after its last one with ordinary stores, the whole lines in
 /// between with non-temporal stores where the build has them (stream_line). Callers issue
@@ -202,9 +209,7 @@ template <class T>
 TESSERA_HOST_FORCEINLINE void stream_run(T* dst, const T* src, std::ptrdiff_t n) {
   static_assert(64 % sizeof(T) == 0, "stream_run: elements that tile a 64-byte line");
   constexpr std::ptrdiff_t line = 64 / std::ptrdiff_t(sizeof(T));
-  const std::ptrdiff_t to_line =
-      std::ptrdiff_t((64 - reinterpret_cast<std::uintptr_t>(dst) % 64) % 64) /
-      std::ptrdiff_t(sizeof(T));
+  const std::ptrdiff_t to_line = elements_to_line(dst);
   const std::ptrdiff_t head = to_line < n ? to_line : n;
   std::memcpy(dst, src, sizeof(T) * std::size_t(head));
   std::ptrdiff_t q = head;

@@ -181,7 +181,8 @@ gemm_blocking default_blocking() {
   long kc = c.l1 * 4 / 3 / (S::NR * e);
   kc = std::clamp(kc / 16 * 16, 64L, 512L);
   long mc = c.l2 / 2 / (kc * e);
-  mc = std::clamp(mc / S::MR * S::MR, long(S::MR), std::max(192L / S::MR * S::MR, long(S::MR)));
+  static_assert(S::MR <= 192, "default_blocking: a micro-tile of at most 192 rows");
+  mc = std::clamp(mc / S::MR * S::MR, long(S::MR), 192L / S::MR * S::MR);
   long nc = c.l3 / 4 / (kc * e);
   nc = std::clamp(nc / S::NR * S::NR, long(S::NR), 4096L / S::NR * S::NR);
   return {int(mc), int(kc), int(nc), S::MR, S::NR};
